@@ -1,0 +1,1 @@
+"""The benchmarks (test_*.py) and the tools that read their results."""

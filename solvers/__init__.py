@@ -1,0 +1,45 @@
+"""The registry: a stable name for every solver, the devices it runs on, and what it needs.
+
+Names are ids in saved results: never rename one, only add. Adding a solver is one
+module with `prepare(problem, device)` plus one line here; it is then benchmarked and
+tested with no other edit.
+
+`prepare(problem, device)` is a context manager: entering it does the untimed setup
+(graph, session, data placement) and yields `run(iterations=None) -> Fit`, which starts
+from w = b = 0 every call and returns its answer on the host; leaving it frees the session.
+"""
+
+import importlib
+from dataclasses import dataclass
+
+DEVICES = ("cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class Solver:
+    name: str
+    devices: tuple[str, ...]
+    dtype: str
+    needs_tensorflow: bool
+
+    def prepare(self, problem, device: str):
+        if device not in self.devices:
+            raise ValueError(f"{self.name} runs on {', '.join(self.devices)}, not on {device!r}")
+        return importlib.import_module(f"solvers.{self.name}").prepare(problem, device)
+
+
+REGISTRY = {
+    solver.name: solver
+    for solver in (
+        Solver("numpy_loop", devices=("cpu",), dtype="float64", needs_tensorflow=False),
+        Solver("tf1_feed_dict", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf1_while_loop", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+    )
+}
+
+
+def get(name: str) -> Solver:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown solver {name!r}; known solvers: {', '.join(REGISTRY)}") from None

@@ -1,0 +1,43 @@
+"""The registry: stable names, one module per solver, clear errors, and no TensorFlow import until needed."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import solvers
+from solvers.problem import seed_problem
+from solvers.reference import TOLERANCE
+
+# Names are ids in saved results: this list may only grow.
+STABLE_NAMES = ["numpy_loop", "tf1_feed_dict", "tf1_while_loop"]
+
+
+def test_stable_names_are_never_removed():
+    assert set(STABLE_NAMES) <= set(solvers.REGISTRY)
+
+
+@pytest.mark.parametrize("name", list(solvers.REGISTRY))
+def test_each_entry_is_one_module_with_prepare(name):
+    solver = solvers.get(name)
+    assert solver.name == name
+    assert callable(importlib.import_module(f"solvers.{name}").prepare)
+    assert solver.devices and set(solver.devices) <= set(solvers.DEVICES)
+    assert solver.dtype in TOLERANCE
+
+
+def test_unknown_name_lists_the_known_ones():
+    with pytest.raises(KeyError, match="unknown solver 'nope'; known solvers: numpy_loop, tf1_feed_dict"):
+        solvers.get("nope")
+
+
+def test_unsupported_device_is_refused_before_any_work():
+    with pytest.raises(ValueError, match="numpy_loop runs on cpu, not on 'gpu'"):
+        solvers.get("numpy_loop").prepare(seed_problem(10, 1), "gpu")
+
+
+def test_importing_every_solver_module_does_not_import_tensorflow():
+    modules = ", ".join(f"solvers.{name}" for name in solvers.REGISTRY)
+    code = f"import sys, {modules}, conftest; sys.exit('tensorflow' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=solvers.__path__[0] + "/..").returncode == 0
