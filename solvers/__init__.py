@@ -10,7 +10,10 @@ from w = b = 0 every call and returns its answer on the host; leaving it frees t
 """
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from solvers.reference import gradient_descent
 
 DEVICES = ("cpu", "gpu")
 
@@ -21,6 +24,9 @@ class Solver:
     devices: tuple[str, ...]
     dtype: str
     needs_tensorflow: bool
+    # The float64 computation this solver's answers must match; a solver that changes the
+    # algorithm (e.g. standardizes x) names its own.
+    reference: Callable = gradient_descent
 
     def prepare(self, problem, device: str):
         if device not in self.devices:

@@ -1,10 +1,8 @@
 """The answers every timed result is checked against: float64 gradient descent and the closed form."""
 
-from functools import cache
-
 import numpy as np
 
-from solvers.problem import Fit, Problem, seed_problem
+from solvers.problem import Fit, Problem
 
 # Relative error allowed against the float64 reference: 10x the worst float32 error
 # measured on the seed data (1.9e-5, n = 100 after 1e5 steps; n = 1e2..1e6 at 1e3 steps).
@@ -22,12 +20,6 @@ def gradient_descent(problem: Problem, iterations: int | None = None) -> Fit:
         grad_b = -2 / n * np.sum(residual)
         w, b = w - lr * grad_w, b - lr * grad_b
     return Fit(w=w, b=b, loss=mean_squared_error(problem, w, b), iterations=iterations)
-
-
-@cache
-def seed_reference(n: int, iterations: int) -> Fit:
-    """gradient_descent on the seed problem, computed once per (n, iterations) for all benchmarks."""
-    return gradient_descent(seed_problem(n, iterations))
 
 
 def closed_form(problem: Problem) -> tuple[float, float]:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from solvers.problem import Problem, seed_problem
-from solvers.reference import TOLERANCE, closed_form, gradient_descent, mismatch
+from solvers.reference import TOLERANCE, closed_form, mismatch
 
 
 def line(slope, intercept, x, noise=0.0, seed=0):
@@ -26,7 +26,7 @@ def test_matches_the_float64_reference(solver, name):
     problem = PROBLEMS[name]
     with solver.prepare(problem, "cpu") as run:
         fit = run()
-    error = mismatch(fit, gradient_descent(problem), solver.dtype)
+    error = mismatch(fit, solver.reference(problem), solver.dtype)
     assert error is None, error
     assert fit.loss == pytest.approx(np.mean((problem.y - (fit.w * problem.x + fit.b)) ** 2), rel=TOLERANCE[solver.dtype])
 
@@ -54,5 +54,5 @@ def test_one_prepared_run_serves_every_iteration_count(solver):
         fits = {iterations: run(iterations) for iterations in (1, 7, 50)}
     for iterations, fit in fits.items():
         assert fit.iterations == iterations
-        error = mismatch(fit, gradient_descent(problem, iterations), solver.dtype)
+        error = mismatch(fit, solver.reference(problem, iterations), solver.dtype)
         assert error is None, error
