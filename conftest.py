@@ -60,14 +60,10 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("n", sizes, ids=[f"n{n}" for n in sizes])
 
 
-def pytest_collection_modifyitems(config, items):
-    under_xdist = config.getoption("dist", "no") != "no" or "PYTEST_XDIST_WORKER" in os.environ
-    timing = not (config.getoption("benchmark_disable") or config.getoption("benchmark_skip"))
-    if under_xdist and timing and any("benchmark" in getattr(item, "fixturenames", ()) for item in items):
-        raise pytest.UsageError(
-            "benchmarks cannot be timed under pytest-xdist (pytest-benchmark would silently disable them): "
-            "run `pytest perf/` without -n, or add --benchmark-disable to only check their answers"
-        )
+def timing_refused(config) -> bool:
+    """pytest-benchmark silently stops timing under xdist; we fail loudly instead."""
+    under_xdist = config.getoption("dist", "no") != "no" or hasattr(config, "workerinput")
+    return under_xdist and not (config.getoption("benchmark_disable") or config.getoption("benchmark_skip"))
 
 
 @pytest.fixture(scope="session")
@@ -77,7 +73,10 @@ def profile(request):
 
 @pytest.fixture(autouse=True)
 def skip_unavailable(request):
-    """The one place that skips, from the markers and parameters each test carries."""
+    """The one place that skips (or refuses), from the markers and parameters each test carries."""
+    if "benchmark" in request.fixturenames and timing_refused(request.config):
+        pytest.fail("benchmarks cannot be timed under pytest-xdist (pytest-benchmark would silently disable them): "
+                    "run `pytest perf/` without -n, or add --benchmark-disable to only check their answers", pytrace=False)
     params = getattr(request.node, "callspec", None) and request.node.callspec.params or {}
     solver, device = params.get("solver"), params.get("device")
     if solver and device and device not in solver.devices:

@@ -1,0 +1,88 @@
+"""The benchmark suite end to end: ids, skips that say why, options, xdist, storage, and TensorFlow absent."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perf import environment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def outside_xdist(monkeypatch):
+    # These tests may run on an xdist worker; the suite they start must not believe it is one.
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_perf(pytester, *args):
+    """Run the real perf/ suite in a subprocess, from an empty folder, answers checked but not timed."""
+    return pytester.runpytest_subprocess(
+        str(ROOT / "perf"), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider", *args
+    )
+
+
+def test_ids_read_solver_device_size(pytester):
+    result = run_perf(pytester, "--collect-only", "-q", "--profile", "full")
+    result.stdout.fnmatch_lines(["*test_fssgd[[]numpy_loop-cpu-n100]", "*test_fssgd[[]tf1_while_loop-gpu-n1000000]"])
+
+
+@pytest.mark.tensorflow
+def test_gpu_and_cpu_only_combinations_skip_with_a_reason(pytester):
+    result = run_perf(pytester, "--benchmark-disable", "-rs", "--solvers", "numpy_loop,tf1_while_loop", "--profile", "quick")
+    result.assert_outcomes(passed=4, skipped=4)
+    result.stdout.fnmatch_lines(["*SKIPPED [[]2[]]*numpy_loop is cpu-only", "*SKIPPED [[]2[]]*no GPU visible to TensorFlow"])
+
+
+def test_without_tensorflow_its_benchmarks_skip_and_numpy_still_runs(pytester, monkeypatch):
+    # A plugin loaded before anything else makes `import tensorflow` fail, as in the numpy-only environment.
+    pytester.makepyfile(block_tensorflow="import sys\nsys.modules['tensorflow'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    result = run_perf(pytester, "-p", "block_tensorflow", "--benchmark-disable", "-rs", "--devices", "cpu")
+    result.assert_outcomes(passed=2, skipped=4)
+    result.stdout.fnmatch_lines(["*SKIPPED [[]4[]]*tensorflow is not installed*install the tf-cpu or tf-gpu extra"])
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (["--profile", "nope"], "*--profile: invalid choice: 'nope'*"),
+        (["--solvers", "numpy_loop,nope"], "*--solvers: unknown nope; choose from numpy_loop, tf1_feed_dict*"),
+        (["--devices", "tpu"], "*--devices: unknown tpu; choose from cpu, gpu*"),
+    ],
+)
+def test_unknown_names_are_usage_errors_that_list_the_valid_ones(pytester, option, message):
+    result = run_perf(pytester, "--collect-only", *option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_benchmarks_under_xdist_are_refused_not_silently_untimed(pytester):
+    result = run_perf(pytester, "-n", "2", "--solvers", "numpy_loop")
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*benchmarks cannot be timed under pytest-xdist*run `pytest perf/` without -n*"])
+
+
+def test_under_xdist_answers_can_still_be_checked_with_benchmark_disable(pytester):
+    result = run_perf(pytester, "-n", "2", "--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-disable")
+    result.assert_outcomes(passed=2)
+
+
+def test_saved_runs_go_to_a_folder_per_environment_and_record_it(pytester):
+    result = run_perf(pytester, "--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-autosave",
+                      "--benchmark-min-time=0", "--threads", "1")
+    result.assert_outcomes(passed=2)
+    (saved,) = (pytester.path / ".benchmarks" / environment.storage_key()).glob("*/0001_*.json")
+    run = json.loads(saved.read_text())
+    assert run["machine_info"]["fssgd"]["profile"] == "quick"
+    assert run["machine_info"]["fssgd"]["threads"] == 1
+    assert run["machine_info"]["fssgd"]["numpy"]
+    bench = {b["name"]: b for b in run["benchmarks"]}["test_fssgd[numpy_loop-cpu-n1000]"]
+    assert bench["group"] == "n=1000"
+    info = bench["extra_info"]
+    assert (info["solver"], info["device"], info["n"], info["iterations"], info["dtype"]) == ("numpy_loop", "cpu", 1000, 1000, "float64")
+    assert info["per_iteration_us"] == pytest.approx(bench["stats"]["median"] / 1000 * 1e6)
+    assert info["setup_s"] >= 0 and info["device_name"] and info["numpy"]
+    assert bench["stats"]["rounds"] == 5
