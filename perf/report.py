@@ -1,0 +1,441 @@
+"""Turn pytest-benchmark JSON runs into a Markdown report: tables, the model t = α + β·n, crossovers, plots."""
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+REFERENCE_SOLVER = "numpy_loop"
+DECOMPOSITION_N = 1_000  # the size the question is about
+# "Slightly outside" the measured sizes: within one decade, as the sizes are spaced by decades.
+EXTRAPOLATION_FACTOR = 10
+NONE_IN_RANGE = "none in range"
+PLOT_INSTALL_HINT = "pip install .[plot]"
+# Where a tf1_feed_dict step goes: (component, minuend, subtrahend or None); rows whose solvers
+# are missing from a run are left out.
+STEP_COMPONENTS = (
+    ("loss fetch", "tf1_feed_dict", "tf1_feed_dict_no_loss"),
+    ("feed_dict copies", "tf1_feed_dict", "tf1_constant"),
+    ("Session.run call overhead", "tf1_constant_no_loss", "tf1_while_loop"),
+    ("arithmetic", "tf1_while_loop", None),
+)
+
+
+class ResultError(Exception):
+    """A file that is not a usable pytest-benchmark result; the message is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class Run:
+    path: Path
+    label: str
+    document: dict
+    # (solver, device, n) -> per_iteration_us, setup_s, iterations, rounds, device_name
+    timings: dict
+    notes: tuple[str, ...]
+
+
+class Model(NamedTuple):
+    alpha_us: float  # fixed cost of one step, whatever n
+    beta_ns: float  # cost of one sample in one step
+    max_relative_residual: float
+    sizes: tuple[int, ...]
+
+    def per_iteration_us(self, n):
+        return self.alpha_us + self.beta_ns * 1e-3 * n
+
+
+# Loading -------------------------------------------------------------------------------------
+
+
+def newest_json(folder: Path) -> Path:
+    candidates = [path for path in folder.rglob("*.json") if path.is_file()]
+    if not candidates:
+        raise ResultError("no .json file in this folder")
+    # mtime orders saved runs (NNNN_*.json) and --benchmark-json files alike; the name breaks ties.
+    return max(candidates, key=lambda path: (path.stat().st_mtime, path.name))
+
+
+def read_document(path: Path) -> dict:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ResultError(f"cannot read it ({error.strerror or error})") from None
+    try:
+        document = json.loads(raw)
+    except ValueError as error:
+        raise ResultError(f"not valid JSON, truncated? ({str(error).splitlines()[0]})") from None
+    if not (isinstance(document, dict) and isinstance(document.get("benchmarks"), list)
+            and isinstance(document.get("machine_info"), dict)):
+        raise ResultError("not a pytest-benchmark result (no 'benchmarks' list and 'machine_info')")
+    return document
+
+
+def timings_of(benchmarks: list) -> tuple[dict, list[str]]:
+    """Per-iteration timings keyed by (solver, device, n), and a note for each benchmark left out."""
+    timings, notes = {}, []
+    for benchmark in benchmarks:
+        benchmark = benchmark if isinstance(benchmark, dict) else {}
+        name = benchmark.get("name", "?")
+        extra = benchmark.get("extra_info") or {}
+        solver, device, n = extra.get("solver"), extra.get("device"), extra.get("n")
+        if not (solver and device and isinstance(n, int)):
+            notes.append(f"{name}: not an FSSGD benchmark (no solver, device, n in extra_info), skipped")
+            continue
+        per_iteration_us = extra.get("per_iteration_us")
+        if not (isinstance(per_iteration_us, (int, float)) and per_iteration_us > 0):
+            notes.append(f"{name}: no per_iteration_us (run with --benchmark-disable?), skipped")
+            continue
+        if (solver, device, n) in timings:
+            notes.append(f"{name}: a second {solver}-{device}-n{n} in one run, skipped")
+            continue
+        timings[solver, device, n] = {
+            "per_iteration_us": float(per_iteration_us),
+            "setup_s": extra.get("setup_s"),
+            "iterations": extra.get("iterations"),
+            "rounds": (benchmark.get("stats") or {}).get("rounds"),
+            "device_name": extra.get("device_name"),
+            "tensorflow": extra.get("tensorflow"),
+        }
+    return timings, notes
+
+
+def run_label(document: dict, timings: dict) -> str:
+    """TF version · devices · profile, read from what the run recorded about itself."""
+    fssgd = document["machine_info"].get("fssgd") or {}
+    version = (fssgd.get("tensorflow") or {}).get("version") or next(
+        (timing["tensorflow"] for timing in timings.values() if timing["tensorflow"]), None)
+    devices = []
+    for device in sorted({device for _, device, _ in timings}):
+        names = {timing["device_name"] for (_, d, _), timing in timings.items()
+                 if d == device and timing["device_name"]}
+        devices.append(f"{device} ({names.pop()})" if device != "cpu" and len(names) == 1 else device)
+    parts = [f"TF {version}" if version else "no TF", "+".join(devices)]
+    return " · ".join(parts + ([fssgd["profile"]] if fssgd.get("profile") else []))
+
+
+def load_run(path: Path) -> Run:
+    document = read_document(path)
+    timings, notes = timings_of(document["benchmarks"])
+    if not timings:
+        reason = notes[0] if notes else "it holds no benchmarks"
+        raise ResultError(f"no benchmark with a per-iteration time ({reason})")
+    return Run(path, run_label(document, timings), document, timings, tuple(notes))
+
+
+# Model ---------------------------------------------------------------------------------------
+
+
+def fit_overhead(sizes, per_iteration_us) -> Model:
+    """Weighted least-squares fit of t_iter(n) = α + β·n over at least two distinct sizes."""
+    n = np.asarray(sizes, dtype=float)
+    t = np.asarray(per_iteration_us, dtype=float)
+    if len(set(sizes)) < 2:
+        raise ValueError("the overhead model needs at least two distinct sizes")
+    # Sizes span decades, so plain least squares would let the largest n set the line and leave α,
+    # the whole story at small n, to its rounding error. Weighting squared residuals by 1/t² makes
+    # every size count by its relative error; polyfit squares w itself, hence w = 1/t.
+    beta_us, alpha_us = np.polyfit(n, t, 1, w=1 / t)
+    fitted = alpha_us + beta_us * n
+    return Model(float(alpha_us), float(beta_us * 1e3), float(np.max(np.abs(fitted - t) / t)),
+                 tuple(sorted(set(sizes))))
+
+
+def fit_models(timings: dict) -> dict:
+    """A model per (solver, device) measured at two or more sizes."""
+    series = {}
+    for (solver, device, n), timing in sorted(timings.items()):
+        series.setdefault((solver, device), []).append((n, timing["per_iteration_us"]))
+    return {key: fit_overhead(*zip(*points)) for key, points in series.items() if len(points) >= 2}
+
+
+def crossover_n(model: Model, reference: Model, low: float, high: float) -> tuple[float | None, str]:
+    """Where α + β·n meets the reference's line: (n*, 'in range' | 'extrapolated'), else (None, 'none in range')."""
+    slope_gap_ns = model.beta_ns - reference.beta_ns
+    if slope_gap_ns == 0:
+        return None, NONE_IN_RANGE
+    n = (reference.alpha_us - model.alpha_us) * 1e3 / slope_gap_ns
+    if low <= n <= high:
+        return n, "in range"
+    if low / EXTRAPOLATION_FACTOR <= n <= high * EXTRAPOLATION_FACTOR:
+        return n, "extrapolated"
+    return None, NONE_IN_RANGE
+
+
+def reference_device(device: str, available) -> str:
+    """numpy_loop is CPU-only: other devices are compared with it on the CPU, as the question does."""
+    return device if (REFERENCE_SOLVER, device) in available else "cpu"
+
+
+def decomposition_n(timings: dict) -> int:
+    """DECOMPOSITION_N when measured, else the measured size nearest to it on a log scale."""
+    sizes = {n for _, _, n in timings}
+    return min(sizes, key=lambda n: abs(math.log(n / DECOMPOSITION_N)))
+
+
+def step_components(timings: dict, device: str, n: int) -> list[tuple[str, float, str]]:
+    """(component, µs per step, how it was derived) for each component whose solvers were measured."""
+    def per_step(solver):
+        timing = timings.get((solver, device, n))
+        return timing and timing["per_iteration_us"]
+
+    rows = []
+    for component, minuend, subtrahend in STEP_COMPONENTS:
+        if per_step(minuend) and (subtrahend is None or per_step(subtrahend)):
+            value = per_step(minuend) - (per_step(subtrahend) if subtrahend else 0.0)
+            rows.append((component, value, f"{minuend} − {subtrahend}" if subtrahend else minuend))
+    return rows
+
+
+# Markdown ------------------------------------------------------------------------------------
+
+
+def number(value, digits=3) -> str:
+    """Counts as they are; measurements to three significant digits; a dash when there is nothing."""
+    if value is None:
+        return "—"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if value == 0 or abs(value) >= 10 ** (digits - 1):
+        return f"{value:,.0f}"
+    return f"{value:,.{digits - 1 - math.floor(math.log10(abs(value)))}f}"
+
+
+def table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows] + [""]
+
+
+def size_tables(timings: dict) -> list[str]:
+    lines = []
+    for device, n in sorted({(device, n) for _, device, n in timings}):
+        ref_device = reference_device(device, {(s, d) for s, d, _ in timings})
+        reference = timings.get((REFERENCE_SOLVER, ref_device, n))
+        ratio_header = f"× {REFERENCE_SOLVER}" + ("" if ref_device == device else f" ({ref_device})")
+        rows = [
+            [f"`{solver}`", number(timing["per_iteration_us"]), number(timing["setup_s"]),
+             number(timing["per_iteration_us"] / reference["per_iteration_us"]) if reference else "—",
+             number(timing["iterations"]), number(timing["rounds"])]
+            for (solver, d, size), timing in sorted(timings.items(), key=lambda item: item[1]["per_iteration_us"])
+            if (d, size) == (device, n)
+        ]
+        lines += [f"**{device}, n = {n:,}**", ""]
+        lines += table(["solver", "µs / iteration (median)", "setup s", ratio_header, "iterations", "rounds"], rows)
+    return lines
+
+
+def regime(solver: str, model: Model, reference: Model, crossover: float | None, low: float) -> str:
+    """Who is faster where, in words."""
+    if crossover is not None:
+        winner = solver if model.beta_ns < reference.beta_ns else REFERENCE_SOLVER
+        return f"`{winner}` faster above n*"
+    faster = model.per_iteration_us(low) < reference.per_iteration_us(low)
+    return f"{'faster' if faster else 'slower'} throughout"
+
+
+def model_table(models: dict) -> list[str]:
+    rows = []
+    for (solver, device), model in sorted(models.items()):
+        reference = models.get((REFERENCE_SOLVER, reference_device(device, models)))
+        fit_quality = "exact (2 sizes)" if len(model.sizes) == 2 else f"{model.max_relative_residual:.1%}"
+        if solver == REFERENCE_SOLVER or reference is None:
+            crossover_cell = "—"
+            regime_cell = "reference" if solver == REFERENCE_SOLVER else f"no {REFERENCE_SOLVER} model"
+        else:
+            low, high = max(model.sizes[0], reference.sizes[0]), min(model.sizes[-1], reference.sizes[-1])
+            crossover, where = crossover_n(model, reference, low, high)
+            crossover_cell = NONE_IN_RANGE if crossover is None else f"{crossover:,.0f}" + (
+                " (extrapolated)" if where == "extrapolated" else "")
+            regime_cell = regime(solver, model, reference, crossover, low)
+        rows.append([f"`{solver}`", device, number(model.alpha_us), number(model.beta_ns),
+                     f"{model.sizes[0]:,}–{model.sizes[-1]:,} ({len(model.sizes)})", fit_quality,
+                     crossover_cell, regime_cell])
+    if not rows:
+        return ["No solver was measured at two or more sizes: run with `--profile full` for the model.", ""]
+    return table(["solver", "device", "α µs/step", "β ns/sample", "sizes (count)", "max rel. residual",
+                  f"n* vs {REFERENCE_SOLVER}", "regime"], rows)
+
+
+def decomposition_section(timings: dict) -> list[str]:
+    n = decomposition_n(timings)
+    lines = []
+    for device in sorted({device for _, device, _ in timings}):
+        components = step_components(timings, device, n)
+        if not components:
+            continue
+        whole = timings.get(("tf1_feed_dict", device, n))
+        rows = [[component, number(value),
+                 f"{value / whole['per_iteration_us']:.0%}" if whole else "—", f"`{derivation}`"]
+                for component, value, derivation in components]
+        lines += [f"**Where a `tf1_feed_dict` step goes: {device}, n = {n:,}**", ""]
+        lines += table(["component", "µs / step", "share of tf1_feed_dict", "derived as"], rows)
+    return lines
+
+
+def comparison_section(runs: list[Run], letters: str) -> list[str]:
+    keys = sorted(set().union(*(run.timings for run in runs)))
+    header = ["solver", "device", "n"] + [f"{letter} µs/iter" for letter in letters]
+    header += [f"{letter}/{letters[0]}" for letter in letters[1:]]
+    rows = []
+    for key in keys:
+        values = [run.timings.get(key, {}).get("per_iteration_us") for run in runs]
+        ratios = [number(value / values[0]) if value and values[0] else "—" for value in values[1:]]
+        rows.append([f"`{key[0]}`", key[1], f"{key[2]:,}"] + [number(value) for value in values] + ratios)
+    return table(header, rows)
+
+
+def run_line(letter: str, run: Run) -> str:
+    info, commit = run.document["machine_info"], run.document.get("commit_info") or {}
+    fssgd = info.get("fssgd") or {}
+    details = [f"`{run.path}`", str(run.document.get("datetime", "?"))[:19]]
+    if commit.get("id"):
+        details.append(f"commit {commit['id'][:7]}" + (" (dirty)" if commit.get("dirty") else ""))
+    details.append(f"CPU {fssgd.get('cpu_model') or (info.get('cpu') or {}).get('brand_raw', '?')}")
+    details.append(f"threads {fssgd.get('threads', '?')}, NumPy {fssgd.get('numpy', '?')}")
+    return f"- **{letter}**: {run.label} — " + ", ".join(details)
+
+
+def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | None) -> str:
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(runs)]
+    lines = ["# FSSGD benchmark report", ""]
+    lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
+    lines += ["Per-iteration time is the median round divided by the iterations per round. The model fits "
+              "t(n) = α + β·n per solver and device: α is the fixed cost of one step, β the cost per sample; "
+              f"n* is where a solver's line meets `{REFERENCE_SOLVER}`'s.", ""]
+    if len(runs) > 1:
+        lines += ["## Side by side", "", "Ratios are per-iteration times against run A.", ""]
+        lines += comparison_section(runs, letters)
+    for letter, run, run_models in zip(letters, runs, models):
+        level = "##" if len(runs) == 1 else "###"
+        if len(runs) > 1:
+            lines += [f"## {letter}: {run.label}", ""]
+        lines += [f"{level} Per size", ""] + size_tables(run.timings)
+        lines += [f"{level} Overhead model", ""] + model_table(run_models)
+        if decomposition := decomposition_section(run.timings):
+            lines += [f"{level} Per-step cost decomposition", ""] + decomposition
+        if plots.get(letter):
+            lines += [f"{level} Plots", ""] + [f"![{caption}]({path.name})" for caption, path in plots[letter]] + [""]
+        if run.notes:
+            lines += ["Skipped:", ""] + [f"- {note}" for note in run.notes] + [""]
+    if plot_note:
+        lines += [f"_{plot_note}_", ""]
+    return "\n".join(lines)
+
+
+# Plots ---------------------------------------------------------------------------------------
+
+
+def write_plots(run: Run, models: dict, out: Path, prefix: str) -> list[tuple[str, Path]]:
+    """Log-log time vs n with the fitted lines, and the per-step bars near n = 1,000; PNG paths."""
+    # The figure API with an explicit Agg canvas: no pyplot global state, no display needed.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    written = []
+    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    # Fitted lines span every measured size, so a crossover outside a solver's own sizes still shows.
+    all_sizes = np.geomspace(min(n for *_, n in run.timings), max(n for *_, n in run.timings), 50)
+    for solver, device in sorted({(solver, device) for solver, device, _ in run.timings}):
+        points = sorted((n, timing["per_iteration_us"]) for (s, d, n), timing in run.timings.items()
+                        if (s, d) == (solver, device))
+        (line,) = axes.plot(*zip(*points), marker="o", linewidth=0.8, label=f"{solver} ({device})")
+        if model := models.get((solver, device)):
+            axes.plot(all_sizes, model.per_iteration_us(all_sizes), linestyle="--", color=line.get_color(), linewidth=1)
+    axes.set(xscale="log", yscale="log", xlabel="n (samples)", ylabel="µs per iteration (median)",
+             title="Per-iteration time vs n (dashed: α + β·n fit)")
+    axes.legend(fontsize="small")
+    written.append(("per-iteration time vs n", out / f"{prefix}per_iteration_vs_n.png"))
+    figure.savefig(written[-1][1], dpi=120)
+
+    n = decomposition_n(run.timings)
+    bars = sorted((timing["per_iteration_us"], f"{solver} ({device})")
+                  for (solver, device, size), timing in run.timings.items() if size == n)
+    figure = Figure(figsize=(7, 0.5 * len(bars) + 1.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    container = axes.barh([label for _, label in bars], [value for value, _ in bars])
+    axes.bar_label(container, fmt="%.1f", padding=3)
+    axes.set(xlabel="µs per iteration (median)", title=f"Per-step cost by solver, n = {n:,}")
+    written.append((f"per-step cost at n = {n:,}", out / f"{prefix}per_step_n{n}.png"))
+    figure.savefig(written[-1][1], dpi=120)
+    return written
+
+
+# Command line --------------------------------------------------------------------------------
+
+
+def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
+    """Folders pytest-benchmark reads and writes: the folders given, .benchmarks, and saved runs' storage."""
+    folders = [path for path in given if path.is_dir()]
+    for path in loaded:
+        folders += [parent for parent in path.resolve().parents if parent.name == ".benchmarks"]
+    return [folder.resolve() for folder in folders]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m perf.report", description=__doc__)
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN",
+                        help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON")
+    parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
+    args = parser.parse_args(argv)
+
+    runs = []
+    for given in args.runs:
+        shown = given
+        try:
+            if given.is_dir():
+                path = newest_json(given)
+                shown = f"{path} (newest in {given})"
+            else:
+                path = given
+            runs.append(load_run(path))
+        except ResultError as error:
+            print(f"warning: {shown}: {error}; skipped", file=sys.stderr)
+    if not runs:
+        print("error: no usable pytest-benchmark result among the given paths", file=sys.stderr)
+        return 2
+
+    out = args.out.resolve()
+    for storage in storage_folders(args.runs, [run.path for run in runs]):
+        if out == storage or storage in out.parents:
+            print(f"error: --out {args.out} is inside the results folder {storage}; choose another", file=sys.stderr)
+            return 2
+
+    models = [fit_models(run.timings) for run in runs]
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(runs)]
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        plots, plot_note = {}, None
+        try:
+            import matplotlib  # noqa: F401  (optional: the `plot` extra)
+        except ImportError:
+            plot_note = f"Plots skipped: matplotlib is not installed (`{PLOT_INSTALL_HINT}`)."
+        else:
+            for letter, run, run_models in zip(letters, runs, models):
+                plots[letter] = write_plots(run, run_models, args.out, f"{letter}-" if len(runs) > 1 else "")
+        report = args.out / "report.md"
+        report.write_text(render(runs, models, plots, plot_note), encoding="utf-8")
+    except OSError as error:
+        print(f"error: cannot write the report to {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+
+    for run in runs:
+        for note in run.notes:
+            print(f"note: {run.path}: {note}", file=sys.stderr)
+    print(f"report: {report}")
+    for _, path in (plot for run_plots in plots.values() for plot in run_plots):
+        print(f"plot: {path}")
+    if plot_note:
+        print(plot_note)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

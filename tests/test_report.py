@@ -1,0 +1,242 @@
+"""perf.report: the overhead model, crossovers, and the report from synthetic and real pytest-benchmark JSON."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perf import report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def benchmark_entry(solver, device, n, per_iteration_us, iterations=1_000, rounds=5):
+    """One benchmark as pytest-benchmark writes it, with the extra_info perf/test_fssgd.py records."""
+    median = per_iteration_us * iterations * 1e-6
+    return {
+        "group": f"n={n}", "name": f"test_fssgd[{solver}-{device}-n{n}]", "param": f"{solver}-{device}-n{n}",
+        "params": {"device": device, "n": n},
+        "extra_info": {
+            "solver": solver, "device": device, "device_name": "Test CPU" if device == "cpu" else "Test GPU",
+            "n": n, "iterations": iterations, "dtype": "float32", "setup_s": 0.05,
+            "per_iteration_us": per_iteration_us, "w": 1.0, "b": 1.0, "loss": 1.0,
+            "tensorflow": "2.21.0", "numpy": "2.4.6",
+        },
+        "stats": {"median": median, "iqr": 0.0, "rounds": rounds, "data": [median] * rounds},
+    }
+
+
+def result_document(entries, tensorflow="2.21.0", profile="full"):
+    """A whole run: the top-level keys of pytest-benchmark's JSON, machine_info.fssgd included."""
+    return {
+        "machine_info": {"node": "test", "cpu": {"brand_raw": "Test CPU"}, "fssgd": {
+            "profile": profile, "cpu_model": "Test CPU", "numpy": "2.4.6", "threads": 1,
+            "tensorflow": {"distribution": "tensorflow-cpu", "version": tensorflow}}},
+        "commit_info": {"id": "0123456789abcdef", "dirty": False},
+        "benchmarks": entries, "datetime": "2026-01-01T00:00:00", "version": "5.3.1",
+    }
+
+
+def linear_run(lines, sizes=(100, 1_000, 10_000, 100_000), device="cpu"):
+    """Benchmarks whose per-iteration time is exactly α + β·n, for {solver: (α µs, β ns)}."""
+    return [benchmark_entry(solver, device, n, alpha + beta * 1e-3 * n)
+            for solver, (alpha, beta) in lines.items() for n in sizes]
+
+
+def write(path, document):
+    path.write_text(json.dumps(document))
+    return path
+
+
+SEED_LINES = {"numpy_loop": (2.0, 10.0), "tf1_feed_dict": (250.0, 12.0), "tf1_while_loop": (100.0, 1.0)}
+
+
+def test_fit_recovers_alpha_and_beta():
+    sizes = [100, 1_000, 10_000, 100_000, 1_000_000]
+    model = report.fit_overhead(sizes, [120.0 + 4e-3 * n for n in sizes])
+    assert model.alpha_us == pytest.approx(120.0, rel=1e-6)
+    assert model.beta_ns == pytest.approx(4.0, rel=1e-6)
+    assert model.max_relative_residual < 1e-9
+
+
+def test_fit_keeps_alpha_when_the_largest_size_is_noisy():
+    # With 1/t² weights a 5% error at n = 1e6 must not swamp the 50 µs fixed cost.
+    sizes = [100, 1_000, 10_000, 100_000, 1_000_000]
+    times = [50.0 + 2e-3 * n for n in sizes]
+    times[-1] *= 1.05
+    assert report.fit_overhead(sizes, times).alpha_us == pytest.approx(50.0, rel=0.05)
+
+
+def test_fit_needs_two_sizes():
+    with pytest.raises(ValueError, match="two distinct sizes"):
+        report.fit_overhead([1_000, 1_000], [10.0, 11.0])
+
+
+def test_crossover_in_range():
+    numpy_loop = report.Model(2.0, 10.0, 0.0, (100, 1_000_000))
+    while_loop = report.Model(100.0, 1.0, 0.0, (100, 1_000_000))
+    crossover, where = report.crossover_n(while_loop, numpy_loop, 100, 1_000_000)
+    assert crossover == pytest.approx(98.0 * 1e3 / 9.0)
+    assert where == "in range"
+
+
+def test_crossover_extrapolated_just_outside_the_sizes():
+    numpy_loop = report.Model(2.0, 10.0, 0.0, (1_000, 100_000))
+    slow_start = report.Model(3_000.0, 1.0, 0.0, (1_000, 100_000))  # meets numpy_loop near n = 333,000
+    crossover, where = report.crossover_n(slow_start, numpy_loop, 1_000, 100_000)
+    assert crossover == pytest.approx(2_998.0 * 1e3 / 9.0)
+    assert where == "extrapolated"
+
+
+@pytest.mark.parametrize("alpha, beta", [(250.0, 12.0), (100.0, 10.0), (1e7, 1.0)],
+                         ids=["diverging", "parallel", "far-outside"])
+def test_no_crossover_in_range(alpha, beta):
+    numpy_loop = report.Model(2.0, 10.0, 0.0, (100, 1_000_000))
+    assert report.crossover_n(report.Model(alpha, beta, 0.0, (100, 1_000_000)), numpy_loop, 100, 1_000_000) == (
+        None, "none in range")
+
+
+def test_report_end_to_end(tmp_path, capsys):
+    run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
+    out = tmp_path / "out"
+    assert report.main([str(run), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "TF 2.21.0 · cpu · full" in text
+    assert ("| `tf1_while_loop` | cpu | 100 | 1.00 | 100–100,000 (4) | 0.0% | 10,889 "
+            "| `tf1_while_loop` faster above n* |") in text
+    assert "| `tf1_feed_dict` | cpu | 250 | 12.0 |" in text and "slower throughout" in text
+    # The per-size table: ratio to numpy_loop at the same n, e.g. (100 + 1) / (2 + 10) at n = 1,000.
+    assert "| `tf1_while_loop` | 101 | 0.0500 | 8.42 | 1,000 | 5 |" in text
+    assert "| arithmetic | 101 | 39% | `tf1_while_loop` |" in text
+    assert str(out / "report.md") in capsys.readouterr().out
+    pytest.importorskip("matplotlib")
+    assert (out / "per_iteration_vs_n.png").stat().st_size > 0
+    assert (out / "per_step_n1000.png").stat().st_size > 0
+    assert "![per-iteration time vs n](per_iteration_vs_n.png)" in text
+
+
+def test_step_decomposition_from_whichever_solvers_ran(tmp_path):
+    per_step = {"tf1_feed_dict": 300.0, "tf1_feed_dict_no_loss": 220.0, "tf1_constant": 200.0,
+                "tf1_constant_no_loss": 130.0, "tf1_while_loop": 10.0, "tf1_callable": 180.0}
+    timings, _ = report.timings_of([benchmark_entry(solver, "cpu", 1_000, us) for solver, us in per_step.items()])
+    assert report.step_components(timings, "cpu", 1_000) == [
+        ("loss fetch", 80.0, "tf1_feed_dict − tf1_feed_dict_no_loss"),
+        ("feed_dict copies", 100.0, "tf1_feed_dict − tf1_constant"),
+        ("Session.run call overhead", 120.0, "tf1_constant_no_loss − tf1_while_loop"),
+        ("arithmetic", 10.0, "tf1_while_loop"),
+    ]
+    del timings["tf1_constant", "cpu", 1_000]
+    assert [row[0] for row in report.step_components(timings, "cpu", 1_000)] == [
+        "loss fetch", "Session.run call overhead", "arithmetic"]
+
+
+def test_plots_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
+    assert report.main([str(run), "--out", str(tmp_path / "out")]) == 0
+    assert "pip install .[plot]" in capsys.readouterr().out
+    assert "Plots skipped" in (tmp_path / "out" / "report.md").read_text()
+    assert not list((tmp_path / "out").glob("*.png"))
+
+
+def test_two_runs_side_by_side_with_ratios(tmp_path):
+    first = write(tmp_path / "a.json", result_document(linear_run(SEED_LINES), tensorflow="2.20.0"))
+    faster = {solver: (alpha / 2, beta) for solver, (alpha, beta) in SEED_LINES.items()}
+    second = write(tmp_path / "b.json", result_document(linear_run(faster), tensorflow="2.21.0"))
+    out = tmp_path / "out"
+    assert report.main([str(first), str(second), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "**A**: TF 2.20.0 · cpu · full" in text and "**B**: TF 2.21.0 · cpu · full" in text
+    assert "| solver | device | n | A µs/iter | B µs/iter | B/A |" in text
+    assert "| `tf1_feed_dict` | cpu | 100 | 251 | 126 | 0.502 |" in text
+
+
+def test_a_folder_means_its_newest_json(tmp_path):
+    storage = tmp_path / ".benchmarks" / "numpy-only" / "Linux-CPython-3.11-64bit"
+    storage.mkdir(parents=True)
+    old = write(storage / "0001_old.json", result_document(linear_run(SEED_LINES), tensorflow="2.19.0"))
+    new = write(storage / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
+    os.utime(old, (1e9, 1e9))  # saved long ago
+    before = {path: path.read_bytes() for path in (old, new)}
+    out = tmp_path / "reports"
+    assert report.main([str(tmp_path / ".benchmarks"), "--out", str(out)]) == 0
+    assert "TF 2.21.0" in (out / "report.md").read_text()
+    assert {path: path.read_bytes() for path in storage.iterdir()} == before  # storage untouched
+
+
+def test_refuses_to_write_into_the_results_folder(tmp_path, capsys):
+    storage = tmp_path / ".benchmarks"
+    storage.mkdir()
+    write(storage / "0001_run.json", result_document(linear_run(SEED_LINES)))
+    assert report.main([str(storage), "--out", str(storage / "reports")]) == 2
+    assert "inside the results folder" in capsys.readouterr().err
+    assert sorted(path.name for path in storage.iterdir()) == ["0001_run.json"]
+
+
+def test_bad_files_are_named_and_the_others_still_reported(tmp_path, capsys):
+    good = write(tmp_path / "good.json", result_document(linear_run(SEED_LINES)))
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(good.read_text()[:200])
+    foreign = write(tmp_path / "foreign.json", {"hello": "world"})
+    missing = tmp_path / "missing.json"
+    assert report.main([str(truncated), str(good), str(foreign), str(missing), "--out", str(tmp_path / "out")]) == 0
+    warnings = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[1] for line in warnings] == [str(truncated), str(foreign), str(missing)]
+    assert "not valid JSON" in warnings[0] and "not a pytest-benchmark result" in warnings[1]
+    assert "TF 2.21.0" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_benchmarks_without_timings_are_skipped_with_a_note(tmp_path, capsys):
+    entries = linear_run(SEED_LINES)
+    entries[0]["extra_info"]["per_iteration_us"] = None  # as under --benchmark-disable
+    run = write(tmp_path / "run.json", result_document(entries))
+    assert report.main([str(run), "--out", str(tmp_path / "out")]) == 0
+    note = "test_fssgd[numpy_loop-cpu-n100]: no per_iteration_us (run with --benchmark-disable?), skipped"
+    assert note in capsys.readouterr().err
+    assert note in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_nothing_usable_exits_2_without_a_traceback(tmp_path):
+    disabled = [benchmark_entry("numpy_loop", "cpu", 1_000, 1.0)]
+    disabled[0]["extra_info"]["per_iteration_us"] = None
+    empty = write(tmp_path / "disabled.json", result_document(disabled))
+    (tmp_path / "garbage.json").write_bytes(b"\x00\xff not json")
+    result = subprocess.run(
+        [sys.executable, "-m", "perf.report", str(empty), str(tmp_path / "garbage.json"), str(tmp_path / "nope"),
+         "--out", str(tmp_path / "out")],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "error: no usable pytest-benchmark result" in result.stderr
+    assert str(empty) in result.stderr and "garbage.json" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_unwritable_output_folder_exits_2(tmp_path, capsys):
+    run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert report.main([str(run), "--out", str(blocker / "reports")]) == 2
+    assert "cannot write the report" in capsys.readouterr().err
+
+
+def test_report_on_a_real_quick_run(pytester, monkeypatch, tmp_path):
+    # The child pytest times benchmarks; it must not believe it is an xdist worker like this test may be.
+    for variable in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(variable, raising=False)
+    results = tmp_path / "quick.json"
+    outcome = pytester.runpytest_subprocess(
+        str(ROOT / "perf"), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
+        "--solvers", "numpy_loop", "--devices", "cpu", f"--benchmark-json={results}",
+    )
+    outcome.assert_outcomes(passed=2)
+    out = tmp_path / "report"
+    assert report.main([str(results), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "· cpu · quick" in text
+    assert "| `numpy_loop` | cpu |" in text  # the model, fitted over the quick profile's two sizes
+    assert "**cpu, n = 1,000**" in text and "**cpu, n = 100,000**" in text
