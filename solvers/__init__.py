@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solvers.reference import gradient_descent
+from solvers.reference import gradient_descent, standardized_gradient_descent
 
 DEVICES = ("cpu", "gpu")
 
@@ -40,6 +40,21 @@ REGISTRY = {
         Solver("numpy_loop", devices=("cpu",), dtype="float64", needs_tensorflow=False),
         Solver("tf1_feed_dict", devices=DEVICES, dtype="float32", needs_tensorflow=True),
         Solver("tf1_while_loop", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf1_feed_dict_no_loss", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf1_constant", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf1_constant_no_loss", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf1_callable", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf2_eager", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf2_function", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf2_function_xla", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("numpy_lean", devices=("cpu",), dtype="float64", needs_tensorflow=False),
+        Solver("numpy_affine_limit", devices=("cpu",), dtype="float64", needs_tensorflow=False),
+        Solver("numpy_affine_power", devices=("cpu",), dtype="float64", needs_tensorflow=False),
+        # lr 0.1 on standardized x whatever problem.lr is: a different iteration, so its own reference.
+        Solver("numpy_standardized", devices=("cpu",), dtype="float64", needs_tensorflow=False,
+               reference=standardized_gradient_descent),
+        Solver("tf1_while_loop_standardized", devices=DEVICES, dtype="float32", needs_tensorflow=True,
+               reference=standardized_gradient_descent),
     )
 }
 

@@ -8,6 +8,12 @@ from solvers.tensorflow_support import device_spec, import_tensorflow, session_c
 
 @contextmanager
 def prepare(problem: Problem, device: str):
+    with prepare_with_config(problem, device, session_config()) as run:
+        yield run
+
+
+@contextmanager
+def prepare_with_config(problem: Problem, device: str, config):
     tf = import_tensorflow().compat.v1
     n, lr = problem.n, problem.lr
     graph = tf.Graph()
@@ -29,7 +35,7 @@ def prepare(problem: Problem, device: str):
         loss = tf.reduce_sum((y - (w * x + b)) ** 2 / n)
     graph.finalize()
 
-    with tf.Session(graph=graph, config=session_config()) as session:
+    with tf.Session(graph=graph, config=config) as session:
 
         def run(iterations: int | None = None) -> Fit:
             iterations = problem.iterations if iterations is None else iterations

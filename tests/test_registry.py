@@ -11,7 +11,12 @@ from solvers.problem import seed_problem
 from solvers.reference import TOLERANCE
 
 # Names are ids in saved results: this list may only grow.
-STABLE_NAMES = ["numpy_loop", "tf1_feed_dict", "tf1_while_loop"]
+STABLE_NAMES = [
+    "numpy_loop", "tf1_feed_dict", "tf1_while_loop",
+    "tf1_feed_dict_no_loss", "tf1_constant", "tf1_constant_no_loss", "tf1_callable",
+    "tf2_eager", "tf2_function", "tf2_function_xla",
+    "numpy_lean", "numpy_affine_limit", "numpy_affine_power", "numpy_standardized", "tf1_while_loop_standardized",
+]
 
 
 def test_stable_names_are_never_removed():

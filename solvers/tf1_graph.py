@@ -1,0 +1,63 @@
+"""The original TensorFlow 1 graph, data fed or held as constants, and its loop of one Session.run per step."""
+
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import NamedTuple
+
+from solvers.problem import Fit, Problem
+from solvers.tensorflow_support import device_spec, import_tensorflow
+
+
+class Tf1Graph(NamedTuple):
+    graph: object
+    feed: dict | None  # the feed_dict every run needs: the data when fed, else None
+    W: object
+    b: object
+    loss: object
+    train: object
+    initialize: object
+
+
+def build(problem: Problem, device: str, *, fed: bool) -> Tf1Graph:
+    """The original program's graph, placed on device; X and Y are placeholders when fed, else float32 constants."""
+    tf = import_tensorflow().compat.v1
+    n = problem.n
+    graph = tf.Graph()
+    with graph.as_default(), tf.device(device_spec(device)):
+        if fed:
+            X = tf.placeholder(tf.float32, shape=(n, 1))
+            Y = tf.placeholder(tf.float32, shape=(n, 1))
+            # The original fed its float64 NumPy arrays, so every step pays the copy and the cast to float32.
+            feed = {X: problem.x.reshape(n, 1), Y: problem.y.reshape(n, 1)}
+        else:
+            X = tf.constant(problem.x.reshape(n, 1), dtype=tf.float32)
+            Y = tf.constant(problem.y.reshape(n, 1), dtype=tf.float32)
+            feed = None
+        W = tf.get_variable("W", shape=(1, 1), initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", shape=(1,), initializer=tf.zeros_initializer())
+        Y_pred = tf.matmul(X, W) + b
+        loss = tf.reduce_sum((Y - Y_pred) ** 2 / n)
+        train = tf.train.GradientDescentOptimizer(problem.lr).minimize(loss)
+        initialize = tf.global_variables_initializer()
+    graph.finalize()
+    return Tf1Graph(graph, feed, W, b, loss, train, initialize)
+
+
+@contextmanager
+def session(graph: Tf1Graph, config):
+    with import_tensorflow().compat.v1.Session(graph=graph.graph, config=config) as opened:
+        yield opened
+
+
+def stepping(problem: Problem, session, graph: Tf1Graph, step: Callable) -> Callable[..., Fit]:
+    """run(iterations=None): reset W = b = 0, call step() once per iteration, then fetch W, b and the loss."""
+
+    def run(iterations: int | None = None) -> Fit:
+        iterations = problem.iterations if iterations is None else iterations
+        session.run(graph.initialize)  # every round starts from W = b = 0
+        for _ in range(iterations):
+            step()
+        final_W, final_b, final_loss = session.run([graph.W, graph.b, graph.loss], feed_dict=graph.feed)
+        return Fit(w=float(final_W[0, 0]), b=float(final_b[0]), loss=float(final_loss), iterations=iterations)
+
+    return run

@@ -1,0 +1,33 @@
+"""TensorFlow 2 eager: one GradientTape step per Python iteration, every op dispatched from Python."""
+
+from contextlib import contextmanager
+
+from solvers.problem import Fit, Problem
+from solvers.tensorflow_support import device_spec, eager_config, import_tensorflow, session_config
+from solvers.tf2_common import data_on, original_loss
+
+
+@contextmanager
+def prepare(problem: Problem, device: str):
+    tf, spec, lr = import_tensorflow(), device_spec(device), problem.lr
+    with eager_config(session_config()):
+        x, y = data_on(tf, problem, spec)
+        with tf.device(spec):
+            w, b = tf.Variable(0.0, dtype=tf.float32), tf.Variable(0.0, dtype=tf.float32)
+
+        def run(iterations: int | None = None) -> Fit:
+            iterations = problem.iterations if iterations is None else iterations
+            # Entered per call, not across the yield: eager device scopes are thread state, not lexical.
+            with tf.device(spec):
+                w.assign(0.0)  # every round starts from w = b = 0
+                b.assign(0.0)
+                for _ in range(iterations):
+                    with tf.GradientTape() as tape:
+                        loss = original_loss(tf, x, y, w, b)
+                    grad_w, grad_b = tape.gradient(loss, [w, b])
+                    w.assign_sub(lr * grad_w)
+                    b.assign_sub(lr * grad_b)
+                loss = original_loss(tf, x, y, w, b)
+            return Fit(w=float(w.numpy()), b=float(b.numpy()), loss=float(loss.numpy()), iterations=iterations)
+
+        yield run
