@@ -9,7 +9,7 @@ from perf import environment
 from perf.profiles import DEFAULT_PROFILE, PROFILES
 from solvers import tensorflow_support
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "perf.gate"]
 
 DEFAULT_STORAGE = "file://./.benchmarks"
 
