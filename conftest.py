@@ -1,6 +1,9 @@
 """Command-line options, the solver × device × n parametrization, and the skips that say why."""
 
+import json
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +44,76 @@ def pytest_configure(config):
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
         config.option.benchmark_storage = f"{DEFAULT_STORAGE}/{environment.storage_key()}"
+    check_benchmark_files(config)
+
+
+def check_benchmark_files(config):
+    """Stop before any benchmark runs when a saved run cannot be compared or a result could not be written.
+
+    pytest-benchmark would find out only at the end, with a traceback, or compare against an older run than the
+    one asked for. Nothing here modifies or deletes a saved run.
+    """
+    if not hasattr(config.option, "benchmark_storage"):
+        return  # pytest-benchmark is not loaded (-p no:benchmark)
+    storage = config.option.benchmark_storage
+    if "://" not in storage:  # a bare path is a file storage to pytest-benchmark too
+        storage = "file://" + storage
+    if not storage.startswith("file://"):
+        return  # elasticsearch storage: pytest-benchmark's own business
+    folder = Path(storage[len("file://"):])
+    from pytest_benchmark.utils import get_machine_id
+
+    runs_folder = folder / get_machine_id()
+    if config.option.benchmark_save or config.option.benchmark_autosave:
+        if reason := unwritable(runs_folder, create=True):
+            raise pytest.UsageError(f"--benchmark-save/--benchmark-autosave: cannot write to {runs_folder} ({reason})")
+    if config.option.benchmark_json:
+        path = Path(config.option.benchmark_json)
+        if reason := "it is a folder" if path.is_dir() else unwritable(path.parent, create=False):
+            raise pytest.UsageError(f"--benchmark-json: cannot write {path} ({reason})")
+    if compare := config.option.benchmark_compare:
+        check_saved_runs(folder, get_machine_id(), compare)
+
+
+def unwritable(folder: Path, create: bool) -> str | None:
+    """Why no file can be created in folder, or None; tried for real, as permissions lie to root and to read-only mounts."""
+    try:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return None
+    except OSError as error:
+        return error.strerror or str(error)
+
+
+def check_saved_runs(folder: Path, machine_id: str, compare):
+    """Refuse --benchmark-compare when a run it would read is unreadable or not pytest-benchmark's JSON."""
+    from pytest_benchmark.storage.file import FileStorage
+
+    # pytest-benchmark's own lookup, so the files checked are exactly the ones it would load.
+    storage = FileStorage(folder, logger=None, default_machine_id=machine_id)
+    candidates = storage.query("[0-9][0-9][0-9][0-9]_" if compare is True else compare)
+    broken = [f"  {path}: {reason}" for path in candidates if (reason := unusable_run(path))]
+    if broken:
+        raise pytest.UsageError(
+            "--benchmark-compare: these saved runs cannot be read, so nothing was run; they are left as they are. "
+            "Move them out of the storage folder, or compare one good run with --benchmark-compare=NNNN:\n"
+            + "\n".join(broken)
+        )
+
+
+def unusable_run(path: Path) -> str | None:
+    try:
+        run = json.loads(path.read_bytes())
+    except OSError as error:
+        return f"cannot read it ({error.strerror or error})"
+    except ValueError as error:
+        return f"not valid JSON, truncated? ({str(error).splitlines()[0]})"
+    if not (isinstance(run, dict) and isinstance(run.get("machine_info"), dict) and isinstance(run.get("benchmarks"), list)
+            and all(isinstance(bench, dict) and "fullname" in bench and isinstance(bench.get("stats"), dict)
+                    for bench in run["benchmarks"])):
+        return "not a pytest-benchmark saved run (needs machine_info and benchmarks with fullname and stats)"
+    return None
 
 
 def pytest_generate_tests(metafunc):

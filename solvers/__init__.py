@@ -10,10 +10,13 @@ from w = b = 0 every call and returns its answer on the host; leaving it frees t
 """
 
 import importlib
+import math
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from solvers.reference import gradient_descent, standardized_gradient_descent
+from solvers.problem import DivergenceError, Fit, Problem, check_iterations
+from solvers.reference import TOLERANCE, gradient_descent, standardized_gradient_descent
 
 DEVICES = ("cpu", "gpu")
 
@@ -28,10 +31,47 @@ class Solver:
     # algorithm (e.g. standardizes x) names its own.
     reference: Callable = gradient_descent
 
-    def prepare(self, problem, device: str):
+    def prepare(self, problem: Problem, device: str):
         if device not in self.devices:
             raise ValueError(f"{self.name} runs on {', '.join(self.devices)}, not on {device!r}")
-        return importlib.import_module(f"solvers.{self.name}").prepare(problem, device)
+        if not isinstance(problem, Problem):
+            raise TypeError(f"{self.name} needs a solvers.problem.Problem, got {type(problem).__name__}")
+        return checked(self, problem, importlib.import_module(f"solvers.{self.name}").prepare(problem, device))
+
+
+@contextmanager
+def checked(solver: Solver, problem: Problem, prepared):
+    """The solver's run with its iteration count checked before and divergence checked after, the same for all."""
+    # Fixed-step descent with a stable step never ends above its starting loss on this convex quadratic (each
+    # step lowers the loss), so ending above it, beyond the dtype's rounding, means the iterates blew up.
+    # Computed once, here: inside the timed call the check is three isfinite tests and one comparison.
+    ceiling = problem.starting_loss * (1 + TOLERANCE[solver.dtype])
+    with prepared as run:
+
+        def checked_run(iterations: int | None = None) -> Fit:
+            fit = run(problem.iterations if iterations is None else check_iterations(iterations))
+            if not (finite(fit) and fit.loss <= ceiling):
+                raise DivergenceError(divergence_message(solver, problem, fit))
+            return fit
+
+        yield checked_run
+
+
+def finite(fit: Fit) -> bool:
+    return math.isfinite(fit.w) and math.isfinite(fit.b) and math.isfinite(fit.loss)
+
+
+def divergence_message(solver: Solver, problem: Problem, fit: Fit) -> str:
+    limit = problem.stable_lr_limit
+    if problem.lr > limit:
+        # |1 - lr·λmax| is how much the error along the Hessian's top eigenvector grows per step.
+        cause = (f"lr {problem.lr:g} is above the stable limit {limit:.4g} for this x "
+                 f"(the error grows {problem.lr * 2 / limit - 1:.4g}x per step)")
+    else:
+        cause = f"lr {problem.lr:g} is within the stable limit {limit:.4g} for this x, so its arithmetic broke down"
+    outcome = f"above the starting loss {problem.starting_loss:.4g}" if finite(fit) else "not finite"
+    return (f"{solver.name} diverged: {cause}; after {fit.iterations} iterations w = {fit.w:.4g}, b = {fit.b:.4g}, "
+            f"loss = {fit.loss:.4g} ({outcome}; checked on the final answer, not per iteration)")
 
 
 REGISTRY = {

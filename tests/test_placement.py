@@ -3,6 +3,7 @@
 import pytest
 
 import solvers
+from perf.test_fssgd import PLACEMENT_UNRECORDED
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
 
@@ -39,3 +40,55 @@ def test_with_soft_placement_the_same_request_would_silently_run_on_the_cpu(no_g
     monkeypatch.setattr(f"solvers.{name}.session_config", lambda: soft)
     with solvers.get(name).prepare(seed_problem(100, 5), "gpu") as run:
         assert run().iterations == 5
+
+
+# The placement record: what TensorFlow's runtime says it did, checked against the device asked for.
+
+CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
+GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
+
+
+@pytest.mark.parametrize("placement, asked, reason", [
+    ({CPU: 40}, "cpu", None),
+    ({GPU: 40}, "gpu", None),
+    ({"/job:localhost/replica:0/task:0/device:XLA_GPU:0": 3}, "gpu", None),
+    ({CPU: 40}, "gpu", f"asked for gpu, but TensorFlow placed float ops elsewhere: 40 on {CPU}"),
+    ({GPU: 38, CPU: 2}, "gpu", f"asked for gpu, but TensorFlow placed float ops elsewhere: 2 on {CPU}"),
+    ({GPU: 1, CPU: 9}, "cpu", f"asked for cpu, but TensorFlow placed float ops elsewhere: 1 on {GPU}"),
+    ({"somewhere": 1}, "cpu", "asked for cpu, but TensorFlow placed float ops elsewhere: 1 on somewhere"),
+    ({}, "gpu", "TensorFlow recorded no op placement, so it cannot be checked"),
+])
+def test_misplaced_says_which_ops_ran_elsewhere(placement, asked, reason):
+    assert tensorflow_support.misplaced(placement, asked) == reason
+
+
+RECORDED = [name for name in TF_SOLVERS if name not in PLACEMENT_UNRECORDED]
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_every_solver_run_is_recorded_on_the_cpu_it_asked_for_and_the_record_changes_nothing(name):
+    tf = tensorflow_support.import_tensorflow()
+    session_init = tf.compat.v1.Session.__init__
+    problem = seed_problem(100, 20)
+    with solvers.get(name).prepare(problem, "cpu") as run:
+        unrecorded = run()
+    with tensorflow_support.recording_placement() as placement:
+        prepared = solvers.get(name).prepare(problem, "cpu")
+        run = prepared.__enter__()
+        run(1)
+    try:
+        assert placement and set(placement) == {CPU}, placement
+        assert tensorflow_support.misplaced(placement, "cpu") is None
+        assert run() == unrecorded  # the extra traced run left no state behind
+    finally:
+        prepared.__exit__(None, None, None)
+    assert tf.compat.v1.Session.__init__ is session_init
+
+
+@pytest.mark.parametrize("name", sorted(PLACEMENT_UNRECORDED))
+def test_the_solvers_exempt_from_the_check_really_record_nothing(name):
+    # If TensorFlow starts reporting their placement, drop them from PLACEMENT_UNRECORDED so they are checked too.
+    with tensorflow_support.recording_placement() as placement:
+        with solvers.get(name).prepare(seed_problem(100, 5), "cpu") as run:
+            run(1)
+    assert placement == {}

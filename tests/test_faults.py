@@ -1,0 +1,234 @@
+"""Environment faults end to end: a broken TensorFlow, out of memory, divergence, bad saved runs, unwritable output."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pytest_benchmark.utils import get_machine_id
+
+from perf import environment
+from solvers import tensorflow_support
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def outside_xdist(monkeypatch):
+    # These tests may run on an xdist worker; the suite they start must not believe it is one.
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_perf(pytester, *args):
+    """Run the real perf/ suite in a subprocess, from an empty folder."""
+    return pytester.runpytest_subprocess(
+        str(ROOT / "perf" / "test_fssgd.py"), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT),
+        "-p", "no:cacheprovider", *args
+    )
+
+
+def with_plugin(pytester, monkeypatch, **modules):
+    """Modules importable by the suite's subprocess (as -p plugins or as shadowing packages), before the project."""
+    if modules:
+        pytester.makepyfile(**modules)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
+
+
+# TensorFlow present but broken ---------------------------------------------------------------
+
+
+def test_a_tensorflow_that_fails_at_import_skips_its_benchmarks_with_the_error(pytester, monkeypatch):
+    # A package that shadows the real one and fails as a broken CUDA or protobuf install would.
+    (pytester.path / "tensorflow").mkdir()
+    (pytester.path / "tensorflow" / "__init__.py").write_text("raise RuntimeError('simulated broken install')\n")
+    with_plugin(pytester, monkeypatch)
+    result = run_perf(pytester, "--benchmark-disable", "-rs", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop")
+    result.assert_outcomes(passed=2, skipped=2)
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED [[]2[]]*tensorflow is installed but failed to import: RuntimeError: simulated broken install"]
+    )
+
+
+# Out of memory -------------------------------------------------------------------------------
+
+OUT_OF_MEMORY_PLUGIN = '''
+import contextlib
+
+import solvers.tf1_while_loop as loop
+from solvers.tensorflow_support import import_tensorflow
+
+real_prepare = loop.prepare
+
+
+@contextlib.contextmanager
+def prepare(problem, device):
+    with real_prepare(problem, device) as run:
+
+        def exhausted(iterations=None):
+            if problem.n == 1000:
+                raise import_tensorflow().errors.ResourceExhaustedError(None, None, "OOM when allocating tensor (simulated)")
+            return run(iterations)
+
+        yield exhausted
+
+
+loop.prepare = prepare
+'''
+
+
+@pytest.mark.tensorflow
+def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(pytester, monkeypatch):
+    with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
+    result = run_perf(pytester, "-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+                      "--solvers", "tf1_while_loop")
+    result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
+    )
+
+
+def test_only_tensorflows_out_of_memory_error_counts_as_out_of_memory():
+    assert not tensorflow_support.is_out_of_memory(MemoryError("host"))
+    if tensorflow_support.unavailable_reason() is None:
+        tf = tensorflow_support.import_tensorflow()
+        assert tensorflow_support.is_out_of_memory(tf.errors.ResourceExhaustedError(None, None, "OOM"))
+        assert not tensorflow_support.is_out_of_memory(tf.errors.InvalidArgumentError(None, None, "bad"))
+
+
+# Divergence in a benchmark -------------------------------------------------------------------
+
+UNSTABLE_PLUGIN = '''
+import perf.test_fssgd as suite
+from solvers.problem import SEED_LR
+
+seed_problem = suite.seed_problem
+suite.seed_problem = lambda n, iterations: seed_problem(n, iterations, lr=3.1e-4 if n == 100_000 else SEED_LR)
+'''
+
+
+def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(pytester, monkeypatch):
+    with_plugin(pytester, monkeypatch, unstable_lr=UNSTABLE_PLUGIN)
+    result = run_perf(pytester, "-p", "unstable_lr", "--devices", "cpu", "--solvers", "numpy_loop",
+                      "--benchmark-json", "run.json", "--benchmark-min-time=0")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*DivergenceError: numpy_loop diverged: lr 0.00031 is above the stable limit 0.0002999 for this x*"])
+    recorded = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
+    assert [bench["name"] for bench in recorded] == ["test_fssgd[numpy_loop-cpu-n1000]"]
+
+
+# Saved runs ----------------------------------------------------------------------------------
+
+
+def saved_runs_folder(pytester) -> Path:
+    folder = pytester.path / ".benchmarks" / environment.storage_key() / get_machine_id()
+    folder.mkdir(parents=True)
+    return folder
+
+
+GOOD_RUN = {"machine_info": {}, "commit_info": {}, "benchmarks": [], "datetime": "2026-11-30T00:00:00", "version": "5.3.0"}
+
+
+def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_touches_nothing(pytester):
+    folder = saved_runs_folder(pytester)
+    files = {
+        "0001_good.json": json.dumps(GOOD_RUN),
+        "0002_killed.json": json.dumps(GOOD_RUN)[:40],  # a run killed mid-write
+        "0003_foreign.json": json.dumps({"benchmarks": [{"name": "x"}]}),  # pytest-benchmark crashed on this one
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    result = run_perf(pytester, "--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines([
+        "*--benchmark-compare: these saved runs cannot be read, so nothing was run; they are left as they are*",
+        "*0002_killed.json: not valid JSON, truncated? (*",
+        "*0003_foreign.json: not a pytest-benchmark saved run (needs machine_info and benchmarks with fullname and stats)",
+    ])
+    assert {path.name: path.read_text() for path in folder.iterdir()} == files
+
+
+def test_compare_with_one_named_good_run_goes_on_despite_a_broken_one(pytester):
+    folder = saved_runs_folder(pytester)
+    (folder / "0001_good.json").write_text(json.dumps(GOOD_RUN))
+    (folder / "0002_killed.json").write_text(json.dumps(GOOD_RUN)[:40])
+    result = run_perf(pytester, "--benchmark-compare=0001", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    result.assert_outcomes(passed=2)
+    result.stderr.fnmatch_lines(["Comparing against benchmarks from: *0001_good.json"])
+
+
+def test_compare_without_any_saved_run_says_so_and_goes_on(pytester):
+    result = run_perf(pytester, "--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    result.assert_outcomes(passed=2)
+    result.stderr.fnmatch_lines(["*Can't compare. No benchmark files in *Can't load the previous benchmark."])
+
+
+# Unwritable output ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--benchmark-autosave", "--benchmark-save=mine"])
+def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(pytester, option):
+    # A path under a regular file can never be created, even by root, for whom permissions do not apply.
+    (pytester.path / "file.txt").write_text("")
+    result = run_perf(pytester, option, "--benchmark-storage", str(pytester.path / "file.txt" / "runs"),
+                      "--devices", "cpu", "--solvers", "numpy_loop")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --benchmark-save/--benchmark-autosave: cannot write to *file.txt/runs/{get_machine_id()} (Not a directory)"]
+    )
+    result.stdout.no_fnmatch_line("*passed*")
+
+
+@pytest.mark.parametrize("target, reason", [("file.txt/run.json", "Not a directory"), ("missing/run.json", "No such file or directory"),
+                                            (".", "it is a folder")])
+def test_a_json_output_that_cannot_be_written_fails_before_any_benchmark(pytester, target, reason):
+    (pytester.path / "file.txt").write_text("")
+    result = run_perf(pytester, "--benchmark-json", target, "--devices", "cpu", "--solvers", "numpy_loop")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --benchmark-json: cannot write {target} ({reason})"])
+
+
+# Honest measurement: where the ops ran -------------------------------------------------------
+
+ELSEWHERE_PLUGIN = '''
+import collections
+import contextlib
+
+from solvers import tensorflow_support
+
+
+@contextlib.contextmanager
+def placed_on_a_gpu():
+    placement = collections.Counter()
+    yield placement
+    placement["/job:localhost/replica:0/task:0/device:GPU:0"] = 5
+
+
+tensorflow_support.recording_placement = placed_on_a_gpu
+'''
+
+
+@pytest.mark.tensorflow
+def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(pytester, monkeypatch):
+    with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
+    result = run_perf(pytester, "-p", "elsewhere", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
+                      "--benchmark-json", "run.json", "--benchmark-min-time=0")
+    result.assert_outcomes(passed=2, failed=2)  # numpy_loop has no TensorFlow placement to check
+    result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: "
+                                 "5 on /job:localhost/replica:0/task:0/device:GPU:0"])
+    recorded = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
+    assert {bench["extra_info"]["solver"] for bench in recorded} == {"numpy_loop"}
+
+
+@pytest.mark.tensorflow
+def test_every_saved_benchmark_records_where_its_float_ops_ran(pytester):
+    result = run_perf(pytester, "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
+                      "--benchmark-json", "run.json", "--benchmark-min-time=0")
+    result.assert_outcomes(passed=6)
+    placements = {bench["name"]: bench["extra_info"]["placement"]
+                  for bench in json.loads((pytester.path / "run.json").read_text())["benchmarks"]}
+    assert placements["test_fssgd[numpy_loop-cpu-n1000]"] is None
+    (device, count), = placements["test_fssgd[tf1_while_loop-cpu-n1000]"].items()
+    assert device == "/job:localhost/replica:0/task:0/device:CPU:0" and count > 10
+    assert placements["test_fssgd[tf2_function_xla-cpu-n1000]"].startswith("XLA runs the whole loop as one compiled cluster")
