@@ -10,6 +10,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from perf import report_figures
+from perf.report_format import number, table, weighted_line
+
 REFERENCE_SOLVER = "numpy_loop"
 DECOMPOSITION_N = 1_000  # the size the question is about
 # "Slightly outside" the measured sizes: within one decade, as the sizes are spaced by decades.
@@ -38,6 +41,8 @@ class Run:
     # (solver, device, n) -> per_iteration_us, setup_s, iterations, rounds, device_name
     timings: dict
     notes: tuple[str, ...]
+    # figure name -> its benchmarks (perf/report_figures.py), e.g. the iteration sweep
+    figures: dict
 
 
 class Model(NamedTuple):
@@ -83,6 +88,8 @@ def timings_of(benchmarks: list) -> tuple[dict, list[str]]:
         benchmark = benchmark if isinstance(benchmark, dict) else {}
         name = benchmark.get("name", "?")
         extra = benchmark.get("extra_info") or {}
+        if extra.get("figure"):
+            continue  # a figure of its own (iteration sweep, time to accuracy): report_figures reads it
         solver, device, n = extra.get("solver"), extra.get("device"), extra.get("n")
         if not (solver and device and isinstance(n, int)):
             notes.append(f"{name}: not an FSSGD benchmark (no solver, device, n in extra_info), skipped")
@@ -105,15 +112,14 @@ def timings_of(benchmarks: list) -> tuple[dict, list[str]]:
     return timings, notes
 
 
-def run_label(document: dict, timings: dict) -> str:
+def run_label(document: dict, measured: list[dict]) -> str:
     """TF version · devices · profile, read from what the run recorded about itself."""
     fssgd = document["machine_info"].get("fssgd") or {}
     version = (fssgd.get("tensorflow") or {}).get("version") or next(
-        (timing["tensorflow"] for timing in timings.values() if timing["tensorflow"]), None)
+        (entry["tensorflow"] for entry in measured if entry.get("tensorflow")), None)
     devices = []
-    for device in sorted({device for _, device, _ in timings}):
-        names = {timing["device_name"] for (_, d, _), timing in timings.items()
-                 if d == device and timing["device_name"]}
+    for device in sorted({entry["device"] for entry in measured}):
+        names = {entry["device_name"] for entry in measured if entry["device"] == device and entry.get("device_name")}
         devices.append(f"{device} ({names.pop()})" if device != "cpu" and len(names) == 1 else device)
     parts = [f"TF {version}" if version else "no TF", "+".join(devices)]
     return " · ".join(parts + ([fssgd["profile"]] if fssgd.get("profile") else []))
@@ -122,10 +128,14 @@ def run_label(document: dict, timings: dict) -> str:
 def load_run(path: Path) -> Run:
     document = read_document(path)
     timings, notes = timings_of(document["benchmarks"])
-    if not timings:
+    figures = {figure: entries for figure in (report_figures.SWEEP, report_figures.ACCURACY)
+               if (entries := report_figures.figure_entries(document["benchmarks"], figure))}
+    if not (timings or figures):
         reason = notes[0] if notes else "it holds no benchmarks"
         raise ResultError(f"no benchmark with a per-iteration time ({reason})")
-    return Run(path, run_label(document, timings), document, timings, tuple(notes))
+    measured = [{"device": device, **timing} for (_, device, _), timing in timings.items()]
+    measured += [entry for entries in figures.values() for entry in entries]
+    return Run(path, run_label(document, measured), document, timings, tuple(notes), figures)
 
 
 # Model ---------------------------------------------------------------------------------------
@@ -133,17 +143,10 @@ def load_run(path: Path) -> Run:
 
 def fit_overhead(sizes, per_iteration_us) -> Model:
     """Weighted least-squares fit of t_iter(n) = α + β·n over at least two distinct sizes."""
-    n = np.asarray(sizes, dtype=float)
-    t = np.asarray(per_iteration_us, dtype=float)
     if len(set(sizes)) < 2:
         raise ValueError("the overhead model needs at least two distinct sizes")
-    # Sizes span decades, so plain least squares would let the largest n set the line and leave α,
-    # the whole story at small n, to its rounding error. Weighting squared residuals by 1/t² makes
-    # every size count by its relative error; polyfit squares w itself, hence w = 1/t.
-    beta_us, alpha_us = np.polyfit(n, t, 1, w=1 / t)
-    fitted = alpha_us + beta_us * n
-    return Model(float(alpha_us), float(beta_us * 1e3), float(np.max(np.abs(fitted - t) / t)),
-                 tuple(sorted(set(sizes))))
+    alpha_us, beta_us, max_relative_residual = weighted_line(sizes, per_iteration_us)
+    return Model(alpha_us, beta_us * 1e3, max_relative_residual, tuple(sorted(set(sizes))))
 
 
 def fit_models(timings: dict) -> dict:
@@ -193,22 +196,6 @@ def step_components(timings: dict, device: str, n: int) -> list[tuple[str, float
 
 
 # Markdown ------------------------------------------------------------------------------------
-
-
-def number(value, digits=3) -> str:
-    """Counts as they are; measurements to three significant digits; a dash when there is nothing."""
-    if value is None:
-        return "—"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if value == 0 or abs(value) >= 10 ** (digits - 1):
-        return f"{value:,.0f}"
-    return f"{value:,.{digits - 1 - math.floor(math.log10(abs(value)))}f}"
-
-
-def table(header: list[str], rows: list[list]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows] + [""]
 
 
 def size_tables(timings: dict) -> list[str]:
@@ -314,10 +301,15 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
         level = "##" if len(runs) == 1 else "###"
         if len(runs) > 1:
             lines += [f"## {letter}: {run.label}", ""]
-        lines += [f"{level} Per size", ""] + size_tables(run.timings)
-        lines += [f"{level} Overhead model", ""] + model_table(run_models)
-        if decomposition := decomposition_section(run.timings):
-            lines += [f"{level} Per-step cost decomposition", ""] + decomposition
+        if run.timings:  # a run of the figures alone has no per-size tables
+            lines += [f"{level} Per size", ""] + size_tables(run.timings)
+            lines += [f"{level} Overhead model", ""] + model_table(run_models)
+            if decomposition := decomposition_section(run.timings):
+                lines += [f"{level} Per-step cost decomposition", ""] + decomposition
+        if sweep := report_figures.sweep_section(run.figures.get(report_figures.SWEEP, [])):
+            lines += [f"{level} Iteration sweep", ""] + sweep
+        if accuracy := report_figures.accuracy_section(run.figures.get(report_figures.ACCURACY, [])):
+            lines += [f"{level} Time to accuracy", ""] + accuracy
         if plots.get(letter):
             lines += [f"{level} Plots", ""] + [f"![{caption}]({path.name})" for caption, path in plots[letter]] + [""]
         if run.notes:
@@ -419,7 +411,10 @@ def main(argv=None) -> int:
             plot_note = f"Plots skipped: matplotlib is not installed (`{PLOT_INSTALL_HINT}`)."
         else:
             for letter, run, run_models in zip(letters, runs, models):
-                plots[letter] = write_plots(run, run_models, args.out, f"{letter}-" if len(runs) > 1 else "")
+                prefix = f"{letter}-" if len(runs) > 1 else ""
+                plots[letter] = write_plots(run, run_models, args.out, prefix) if run.timings else []
+                plots[letter] += report_figures.write_sweep_plot(
+                    run.figures.get(report_figures.SWEEP, []), args.out, prefix)
         report = args.out / "report.md"
         report.write_text(render(runs, models, plots, plot_note), encoding="utf-8")
     except OSError as error:

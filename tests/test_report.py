@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from perf import report
+from perf import report, report_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -240,3 +240,85 @@ def test_report_on_a_real_quick_run(pytester, monkeypatch, tmp_path):
     assert "· cpu · quick" in text
     assert "| `numpy_loop` | cpu |" in text  # the model, fitted over the quick profile's two sizes
     assert "**cpu, n = 1,000**" in text and "**cpu, n = 100,000**" in text
+
+
+def figure_entry(test, solver, device, extra, median_s, rounds=5):
+    """One benchmark of a figure beyond the per-step tables, as perf/measure.py records it."""
+    return {
+        "group": test, "name": f"{test}[{solver}-{device}]", "param": f"{solver}-{device}",
+        "extra_info": {"solver": solver, "device": device, "device_name": "Test CPU", "n": 1_000, "dtype": "float32",
+                       "tensorflow": "2.21.0", "numpy": "2.4.6", **extra},
+        "stats": {"median": median_s, "iqr": 0.0, "rounds": rounds, "data": [median_s] * rounds},
+    }
+
+
+def sweep_run(lines, counts=(10, 100, 1_000, 10_000)):
+    """test_iterations benchmarks whose run(K) takes per-call + K·per-iteration and whose first run(K) takes
+    compile s more, for {solver: (setup s, compile s, per-call µs, per-iteration µs)}."""
+    entries = []
+    for solver, (setup_s, compile_s, per_call_us, per_iteration_us) in lines.items():
+        for iterations in counts:
+            median_s = (per_call_us + iterations * per_iteration_us) * 1e-6
+            entries.append(figure_entry("test_iterations", solver, "cpu", {
+                "figure": "iteration_sweep", "iterations": iterations, "setup_s": setup_s,
+                "first_run_s": median_s + compile_s, "per_iteration_us": median_s / iterations * 1e6}, median_s))
+    return entries
+
+
+def accuracy_run(rows):
+    """test_time_to_accuracy benchmarks for {solver: (x scaling, lr, dtype, iterations, wall s)}."""
+    return [figure_entry("test_time_to_accuracy", solver, "cpu", {
+        "figure": "time_to_accuracy", "x_scaling": scaling, "lr": lr, "dtype": dtype, "iterations": iterations,
+        "setup_s": 0.01, "per_iteration_us": wall_s / iterations * 1e6,
+        "time_to_accuracy": {"target": 1e-3, "iterations": iterations, "reached": True, "error": 9e-4}}, wall_s)
+        for solver, (scaling, lr, dtype, iterations, wall_s) in rows.items()]
+
+
+SWEEP_LINES = {"tf1_feed_dict": (0.05, 0.0, 150.0, 300.0), "tf2_function_xla": (0.4, 0.2, 80.0, 2.0)}
+
+
+def test_sweep_fit_separates_setup_per_call_and_per_iteration():
+    fits = report_figures.fit_sweep(report_figures.figure_entries(sweep_run(SWEEP_LINES), "iteration_sweep"))
+    xla = fits["tf2_function_xla", "cpu"]
+    assert (xla.setup_s, xla.iteration_counts) == (0.4, (10, 100, 1_000, 10_000))
+    assert xla.first_run_extra_s == pytest.approx(0.2, rel=1e-6)
+    assert xla.per_call_us == pytest.approx(80.0, rel=1e-6)
+    assert xla.per_iteration_us == pytest.approx(2.0, rel=1e-6)
+    # The totals' intercept: setup, the compile for a new K, and one call's fixed cost.
+    assert xla.one_off_s == pytest.approx(0.4 + 0.2 + 80e-6, rel=1e-6)
+    assert xla.setup_in_steps == pytest.approx(200_000)
+    assert fits["tf1_feed_dict", "cpu"].per_iteration_us == pytest.approx(300.0, rel=1e-6)
+
+
+def test_figures_alone_make_a_report_without_the_per_size_sections(tmp_path):
+    accuracy = {"numpy_loop": ("raw", 1e-4, "float64", 137_957, 2.0),
+                "numpy_standardized": ("standardized", 0.1, "float64", 31, 0.0002),
+                "tf1_while_loop": ("raw", 1e-4, "float32", 142_414, 1.5),
+                "tf1_while_loop_standardized": ("standardized", 0.1, "float32", 32, 0.0005)}
+    run = write(tmp_path / "run.json", result_document(sweep_run(SWEEP_LINES) + accuracy_run(accuracy)))
+    out = tmp_path / "out"
+    assert report.main([str(run), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "TF 2.21.0 · cpu · full" in text
+    assert "Per size" not in text and "Overhead model" not in text
+    xla_row = "| `tf2_function_xla` | cpu | 0.400 | 0.200 | 0.600 | 80.0 | 2.00 | 200,000 | 10–10,000 (4) | 0.0% |"
+    assert xla_row in text
+    # Raw against the standardized solver of the same dtype: 2.0 / 0.0002 and 1.5 / 0.0005.
+    assert "| `numpy_loop` | cpu | raw | 0.0001 | 137,957 | 2.00 | 14.5 | yes (0.0009) | 10,000 |" in text
+    assert "| `tf1_while_loop` | cpu | raw | 0.0001 | 142,414 | 1.50 | 10.5 | yes (0.0009) | 3,000 |" in text
+    assert "| `numpy_standardized` | cpu | standardized | 0.1 | 31 | 0.000200 | 6.45 | yes (0.0009) | 1.00 |" in text
+    pytest.importorskip("matplotlib")
+    assert (out / "total_vs_iterations.png").stat().st_size > 0
+    assert "![total time vs iterations](total_vs_iterations.png)" in text
+
+
+def test_figures_stay_out_of_the_per_size_tables_and_runs_without_them_omit_their_sections(tmp_path):
+    with_figures = write(tmp_path / "with.json", result_document(linear_run(SEED_LINES) + sweep_run(SWEEP_LINES)))
+    without = write(tmp_path / "without.json", result_document(linear_run(SEED_LINES)))
+    assert report.main([str(with_figures), "--out", str(tmp_path / "with")]) == 0
+    assert report.main([str(without), "--out", str(tmp_path / "without")]) == 0
+    text = (tmp_path / "with" / "report.md").read_text()
+    assert "## Iteration sweep" in text and "a second" not in text
+    assert "`tf2_function_xla`" not in text.split("## Iteration sweep")[0]  # no n = 1,000 row from the sweep
+    plain = (tmp_path / "without" / "report.md").read_text()
+    assert "Iteration sweep" not in plain and "Time to accuracy" not in plain

@@ -1,0 +1,79 @@
+"""Iterations to a stated accuracy: the first step at which float64 descent is that close to the closed form."""
+
+from dataclasses import replace
+from typing import NamedTuple
+
+import numpy as np
+
+from solvers.numpy_affine_power import step_matrix
+from solvers.problem import Fit, Problem
+from solvers.reference import STANDARDIZED_LR, closed_form, standardized_gradient_descent
+
+# Relative error in both w and b against the least-squares answer: what "converged" means here.
+TARGET = 1e-3
+MAX_ITERATIONS = 1_000_000
+# Steps evaluated per vectorized batch: big enough to amortize numpy calls, small enough not to overshoot much.
+CHUNK = 4_096
+
+
+class Descent(NamedTuple):
+    """What a reference iterates on, and how its (w, b) map back to w, b for the original x."""
+
+    problem: Problem
+    x_scaling: str
+    mean: float = 0.0
+    std: float = 1.0
+
+    def original(self, w, b):
+        w = np.asarray(w) / self.std
+        return w, np.asarray(b) - self.mean * w
+
+
+def descent_of(reference, problem: Problem) -> Descent:
+    """The iteration behind a solver's reference: raw x at problem.lr, or standardized x at STANDARDIZED_LR."""
+    if reference is standardized_gradient_descent:
+        mean, std = float(problem.x.mean()), float(problem.x.std())
+        standardized = replace(problem, x=(problem.x - mean) / std, lr=STANDARDIZED_LR)
+        return Descent(standardized, "standardized", mean, std)
+    return Descent(problem, "raw")
+
+
+def relative_error(w, b, closed: tuple[float, float]):
+    """max(|w − w*| / |w*|, |b − b*| / |b*|): both coefficients must be within the target."""
+    closed_w, closed_b = closed
+    return np.maximum(np.abs(w - closed_w) / abs(closed_w), np.abs(b - closed_b) / abs(closed_b))
+
+
+def fit_error(fit: Fit, problem: Problem) -> float:
+    return float(relative_error(fit.w, fit.b, closed_form(problem)))
+
+
+def step_powers(matrix: np.ndarray, count: int) -> np.ndarray:
+    """matrix¹ … matrix^count, stacked: one batch of steps becomes one broadcast product."""
+    powers = np.empty((count, 3, 3))
+    powers[0] = matrix
+    for index in range(1, count):
+        powers[index] = powers[index - 1] @ matrix
+    return powers
+
+
+def iterations_to_accuracy(reference, problem: Problem, target: float = TARGET,
+                           max_iterations: int = MAX_ITERATIONS) -> tuple[int | None, float]:
+    """(K*, error at K*): the first K whose iterate is within target, or (None, error at max_iterations).
+
+    The iterates come from the affine map of (w, b, 1) that one gradient step is (numpy_affine_power's
+    matrix), equal to the reference loop's up to rounding, at a few ns per step instead of O(n).
+    """
+    descent = descent_of(reference, problem)
+    closed = closed_form(problem)
+    powers = step_powers(step_matrix(descent.problem), CHUNK)
+    state = np.array([0.0, 0.0, 1.0])
+    for start in range(0, max_iterations, CHUNK):
+        steps = min(CHUNK, max_iterations - start)
+        states = powers[:steps] @ state  # the iterates after start + 1 … start + steps steps
+        errors = relative_error(*descent.original(states[:, 0], states[:, 1]), closed)
+        reached = np.flatnonzero(errors <= target)
+        if reached.size:
+            return start + int(reached[0]) + 1, float(errors[reached[0]])
+        state = states[-1]
+    return None, float(errors[-1])

@@ -1,0 +1,26 @@
+"""Which benchmarks run: a figure's own SOLVERS only, and figures beyond the per-step tables only when asked for."""
+
+FULL_PROFILE_MARKER = ("full_profile: a figure beyond the per-step tables; runs with --profile full "
+                       "or when its module is named on the command line")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", FULL_PROFILE_MARKER)
+
+
+def wanted(item, full_profile: bool, named: set) -> bool:
+    solver = getattr(item, "callspec", None) and item.callspec.params.get("solver")
+    # A figure that only some solvers make sense for names them in its module's SOLVERS.
+    if solver and solver.name not in getattr(getattr(item, "module", None), "SOLVERS", (solver.name,)):
+        return False
+    # Keeps `pytest perf/` quick: the sweeps cost minutes, and the per-step tables answer the question.
+    return full_profile or not item.get_closest_marker("full_profile") or item.path in named
+
+
+def pytest_collection_modifyitems(config, items):
+    named = {(config.invocation_params.dir / arg.split("::")[0]).resolve() for arg in config.args}
+    full_profile = config.getoption("profile") == "full"
+    deselected = [item for item in items if not wanted(item, full_profile, named)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if wanted(item, full_profile, named)]

@@ -1,0 +1,24 @@
+"""Total time against the iteration count K at n = 1,000: one-off setup apart from the cost of each step."""
+
+import pytest
+
+from perf.measure import assert_matches_reference, first_call_s, prepared, record, rounds_for
+from solvers.problem import SEED_N, seed_problem
+
+# The loops whose one-off and per-step costs differ most: the original two, the in-graph loops, XLA.
+SOLVERS = ("numpy_loop", "tf1_feed_dict", "tf1_while_loop", "tf2_function", "tf2_function_xla")
+ITERATION_COUNTS = (10, 100, 1_000, 10_000)
+
+pytestmark = pytest.mark.full_profile
+
+
+# Zero-padded ids sort by K: test_iterations[tf1_while_loop-cpu-k01000].
+@pytest.mark.parametrize("iterations", ITERATION_COUNTS, ids=[f"k{k:05d}" for k in ITERATION_COUNTS])
+def test_iterations(benchmark, solver, device, iterations, profile):
+    benchmark.group = f"iterations n={SEED_N}"
+    problem = seed_problem(SEED_N, iterations=iterations)
+    with prepared(solver, problem, device) as (run, setup_s):
+        first_run_s = first_call_s(run, iterations)
+        fit = benchmark.pedantic(run, rounds=rounds_for(profile, iterations))
+    assert_matches_reference(fit, solver, SEED_N)
+    record(benchmark, solver, device, SEED_N, fit, setup_s, figure="iteration_sweep", first_run_s=first_run_s)

@@ -1,0 +1,35 @@
+"""Time to accuracy: wall time and steps to the closed form within accuracy.TARGET, raw x vs standardized x."""
+
+import pytest
+
+from perf import accuracy
+from perf.measure import assert_matches_reference, first_call_s, prepared, record, rounds_for
+from solvers.problem import SEED_N, seed_problem
+from solvers.reference import TOLERANCE
+
+# Raw x at lr 1e-4: the original NumPy loop, the same loop without redundant passes, the in-graph loops.
+# Standardized x at lr 0.1: the same NumPy and in-graph loops. tf1_feed_dict is left out: ~40 s a round here.
+SOLVERS = ("numpy_loop", "numpy_lean", "tf1_while_loop", "tf2_function_xla",
+           "numpy_standardized", "tf1_while_loop_standardized")
+
+pytestmark = pytest.mark.full_profile
+
+
+def test_time_to_accuracy(benchmark, solver, device, profile):
+    benchmark.group = f"time to accuracy {accuracy.TARGET:g} n={SEED_N}"
+    problem = seed_problem(SEED_N)
+    # Aim the float64 reference tighter by the dtype's tolerance, so that an answer that far from it
+    # (float32) is still within the target.
+    needed, _ = accuracy.iterations_to_accuracy(solver.reference, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
+    iterations = needed or accuracy.MAX_ITERATIONS
+    with prepared(solver, problem, device) as (run, setup_s):
+        first_run_s = first_call_s(run, iterations)
+        fit = benchmark.pedantic(run, args=(iterations,), rounds=rounds_for(profile, iterations))
+    assert_matches_reference(fit, solver, SEED_N)
+    error = accuracy.fit_error(fit, problem)
+    assert needed is None or error <= accuracy.TARGET, f"relative error {error:.3g} after {iterations:,} steps"
+    descent = accuracy.descent_of(solver.reference, problem)
+    record(benchmark, solver, device, SEED_N, fit, setup_s, figure="time_to_accuracy", first_run_s=first_run_s,
+           x_scaling=descent.x_scaling, lr=descent.problem.lr,
+           time_to_accuracy={"target": accuracy.TARGET, "iterations": iterations,
+                             "reached": error <= accuracy.TARGET, "error": error})
