@@ -94,13 +94,15 @@ def load_json(path: Path, what: str) -> dict:
 
 
 def identify(bench: dict):
-    """(test function, solver, device, n) from extra_info, or from the id when the test failed before filling it."""
+    """(test function, solver, device, n, iterations) from extra_info, or from the id when the test failed
+    before filling it; iterations is None when unknown. A reference must match all but solver and device:
+    the figures time one n at many iteration counts."""
     info = bench.get("extra_info") or {}
     function = bench.get("name", "").split("[")[0]
     if {"solver", "device", "n"} <= info.keys():
-        return function, info["solver"], info["device"], int(info["n"])
+        return function, info["solver"], info["device"], int(info["n"]), info.get("iterations")
     match = BENCHMARK_ID.search(bench.get("name", ""))
-    return (function, match["solver"], match["device"], int(match["n"])) if match else None
+    return (function, match["solver"], match["device"], int(match["n"]), None) if match else None
 
 
 def raw_rounds(bench: dict):
@@ -178,7 +180,7 @@ def measure(run: dict, resamples: int = RESAMPLES) -> dict:
         raise GateError("the run has no raw rounds (stats.data); write it with --benchmark-json, "
                         "or --benchmark-save with --benchmark-save-data")
     ids = {name: identify(bench) for name, bench in benches.items()}
-    references = {(ident[0], ident[3]): name for name, ident in ids.items()
+    references = {(ident[0], ident[3], ident[4]): name for name, ident in ids.items()
                   if ident and ident[1:3] == (REFERENCE_SOLVER, REFERENCE_DEVICE)}
     measured = {}
     for name, bench in benches.items():
@@ -188,8 +190,8 @@ def measure(run: dict, resamples: int = RESAMPLES) -> dict:
         if not ids[name]:
             entry["problem"] = "cannot tell solver, device and n (from extra_info or an id like solver-cpu-n1000)"
             continue
-        function, solver, device, n = ids[name]
-        reference = references.get((function, n))
+        function, solver, device, n, iterations = ids[name]
+        reference = references.get((function, n, iterations))
         entry["reference"] = reference or f"{function}[{REFERENCE_SOLVER}-{REFERENCE_DEVICE}-n{n}]"
         if reference == name:
             entry.update(is_reference=True, ratio=1.0, low=1.0, high=1.0, rounds=0 if rounds is None else len(rounds))

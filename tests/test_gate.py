@@ -303,3 +303,18 @@ def test_e2e_saved_json_keeps_raw_rounds_for_the_cli(bench_dir):
     result = run_gated(bench_dir, f"--gate={baselines}", "--benchmark-json=run.json")
     assert result.ret == 0, result.stdout.str()
     assert gate.main([str(bench_dir.path / "run.json"), "--baseline", str(baselines)]) == 0
+
+
+def test_a_figure_pairs_each_benchmark_with_the_reference_at_its_own_iteration_count():
+    # The iteration sweep times one n at several K: a ratio must divide like by like.
+    run = run_from_rounds({"numpy_loop-cpu-n1000": [1.0] * 5, "tf1_while_loop-cpu-n1000": [0.5] * 5})
+    for bench in run["benchmarks"]:
+        bench["extra_info"]["iterations"] = 10
+    longer = run_from_rounds({"numpy_loop-cpu-n1000": [100.0] * 5, "tf1_while_loop-cpu-n1000": [60.0] * 5})
+    for bench in longer["benchmarks"]:
+        bench["extra_info"]["iterations"] = 1000
+        bench["name"] = bench["name"].replace("]", "-k1000]")
+    run["benchmarks"] += longer["benchmarks"]
+    measured = gate.measure(run, resamples=100)
+    assert measured["test_fssgd[tf1_while_loop-cpu-n1000]"]["ratio"] == pytest.approx(0.5)
+    assert measured["test_fssgd[tf1_while_loop-cpu-n1000-k1000]"]["ratio"] == pytest.approx(0.6)
