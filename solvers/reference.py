@@ -4,9 +4,10 @@ import numpy as np
 
 from solvers.problem import Fit, Problem
 
-# Relative error allowed against the float64 reference: 10x the worst float32 error
-# measured on the seed data (1.9e-5, n = 100 after 1e5 steps; n = 1e2..1e6 at 1e3 steps).
-TOLERANCE = {"float64": 1e-9, "float32": 2e-4}
+# Relative error allowed against the float64 reference. float32 rounding accumulates with the
+# step count: measured 1.9e-5 at 1e5 steps (n = 100) and 1.4e-4 for b at 142,414 raw steps (the
+# time-to-accuracy run, n = 1000); 5e-4 keeps a 3.5x margin over that worst case.
+TOLERANCE = {"float64": 1e-9, "float32": 5e-4}
 # The fix from the original answer: on standardized x this step converges in ~1e2 iterations.
 STANDARDIZED_LR = 0.1
 
