@@ -170,6 +170,27 @@ def crossover_n(model: Model, reference: Model, low: float, high: float) -> tupl
     return None, NONE_IN_RANGE
 
 
+def measured_crossover(timings: dict, solver: str, device: str, reference_device_: str) -> str:
+    """Where the measured ratio to the reference first crosses 1, interpolated on log-log between two sizes.
+
+    The straight line α + β·n fits the per-sample cost badly across cache sizes, so the model's
+    n* can mislead; this one uses only the measured points either side of the crossing.
+    """
+    points = sorted(
+        (n, timing["per_iteration_us"] / timings[(REFERENCE_SOLVER, reference_device_, n)]["per_iteration_us"])
+        for (s, d, n), timing in timings.items()
+        if (s, d) == (solver, device) and (REFERENCE_SOLVER, reference_device_, n) in timings
+    )
+    if len(points) < 2:
+        return "—"
+    for (n_low, ratio_low), (n_high, ratio_high) in zip(points, points[1:]):
+        if (ratio_low - 1) * (ratio_high - 1) < 0:
+            fraction = math.log(ratio_low) / (math.log(ratio_low) - math.log(ratio_high))
+            crossing = math.exp(math.log(n_low) + fraction * (math.log(n_high) - math.log(n_low)))
+            return f"≈{crossing:,.0f} ({'faster' if ratio_high < 1 else 'slower'} above)"
+    return "faster at every size" if points[0][1] < 1 else "slower at every size"
+
+
 def reference_device(device: str, available) -> str:
     """numpy_loop is CPU-only: other devices are compared with it on the CPU, as the question does."""
     return device if (REFERENCE_SOLVER, device) in available else "cpu"
@@ -225,13 +246,14 @@ def regime(solver: str, model: Model, reference: Model, crossover: float | None,
     return f"{'faster' if faster else 'slower'} throughout"
 
 
-def model_table(models: dict) -> list[str]:
+def model_table(models: dict, timings: dict) -> list[str]:
     rows = []
     for (solver, device), model in sorted(models.items()):
         reference = models.get((REFERENCE_SOLVER, reference_device(device, models)))
         fit_quality = "exact (2 sizes)" if len(model.sizes) == 2 else f"{model.max_relative_residual:.1%}"
+        measured_cell = measured_crossover(timings, solver, device, reference_device(device, models))
         if solver == REFERENCE_SOLVER or reference is None:
-            crossover_cell = "—"
+            crossover_cell = measured_cell = "—"
             regime_cell = "reference" if solver == REFERENCE_SOLVER else f"no {REFERENCE_SOLVER} model"
         else:
             low, high = max(model.sizes[0], reference.sizes[0]), min(model.sizes[-1], reference.sizes[-1])
@@ -241,11 +263,11 @@ def model_table(models: dict) -> list[str]:
             regime_cell = regime(solver, model, reference, crossover, low)
         rows.append([f"`{solver}`", device, number(model.alpha_us), number(model.beta_ns),
                      f"{model.sizes[0]:,}–{model.sizes[-1]:,} ({len(model.sizes)})", fit_quality,
-                     crossover_cell, regime_cell])
+                     crossover_cell, measured_cell, regime_cell])
     if not rows:
         return ["No solver was measured at two or more sizes: run with `--profile full` for the model.", ""]
     return table(["solver", "device", "α µs/step", "β ns/sample", "sizes (count)", "max rel. residual",
-                  f"n* vs {REFERENCE_SOLVER}", "regime"], rows)
+                  f"n* vs {REFERENCE_SOLVER} (model)", "n* (measured)", "regime (model)"], rows)
 
 
 def decomposition_section(timings: dict) -> list[str]:
@@ -293,7 +315,8 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
     lines += ["Per-iteration time is the median round divided by the iterations per round. The model fits "
               "t(n) = α + β·n per solver and device: α is the fixed cost of one step, β the cost per sample; "
-              f"n* is where a solver's line meets `{REFERENCE_SOLVER}`'s.", ""]
+              f"n* (model) is where a solver's line meets `{REFERENCE_SOLVER}`'s; n* (measured) interpolates "
+              "the measured ratio between the two sizes where it crosses 1.", ""]
     if len(runs) > 1:
         lines += ["## Side by side", "", "Ratios are per-iteration times against run A.", ""]
         lines += comparison_section(runs, letters)
@@ -303,7 +326,7 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
             lines += [f"## {letter}: {run.label}", ""]
         if run.timings:  # a run of the figures alone has no per-size tables
             lines += [f"{level} Per size", ""] + size_tables(run.timings)
-            lines += [f"{level} Overhead model", ""] + model_table(run_models)
+            lines += [f"{level} Overhead model", ""] + model_table(run_models, run.timings)
             if decomposition := decomposition_section(run.timings):
                 lines += [f"{level} Per-step cost decomposition", ""] + decomposition
         if sweep := report_figures.sweep_section(run.figures.get(report_figures.SWEEP, [])):

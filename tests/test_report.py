@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,8 +106,10 @@ def test_report_end_to_end(tmp_path, capsys):
     assert report.main([str(run), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "TF 2.21.0 · cpu · full" in text
-    assert ("| `tf1_while_loop` | cpu | 100 | 1.00 | 100–100,000 (4) | 0.0% | 10,889 "
-            "| `tf1_while_loop` faster above n* |") in text
+    row = re.search(r"\| `tf1_while_loop` \| cpu \| 100 \| 1.00 \| 100–100,000 \(4\) \| 0.0% \| 10,889 "
+                    r"\| ≈([\d,]+) \(faster above\) \| `tf1_while_loop` faster above n\* \|", text)
+    # The measured n* interpolates log-log between 1e4 and 1e5, close to the exact crossing of the lines.
+    assert row and float(row[1].replace(",", "")) == pytest.approx(10_889, rel=0.03)
     assert "| `tf1_feed_dict` | cpu | 250 | 12.0 |" in text and "slower throughout" in text
     # The per-size table: ratio to numpy_loop at the same n, e.g. (100 + 1) / (2 + 10) at n = 1,000.
     assert "| `tf1_while_loop` | 101 | 0.0500 | 8.42 | 1,000 | 5 |" in text
@@ -322,3 +325,15 @@ def test_figures_stay_out_of_the_per_size_tables_and_runs_without_them_omit_thei
     assert "`tf2_function_xla`" not in text.split("## Iteration sweep")[0]  # no n = 1,000 row from the sweep
     plain = (tmp_path / "without" / "report.md").read_text()
     assert "Iteration sweep" not in plain and "Time to accuracy" not in plain
+
+
+def test_measured_crossover_interpolates_between_the_sizes_where_the_ratio_crosses_one():
+    def timing(us):
+        return {"per_iteration_us": us}
+
+    timings = {("numpy_loop", "cpu", 1_000): timing(10.0), ("numpy_loop", "cpu", 100_000): timing(1_000.0),
+               ("tf1_constant", "cpu", 1_000): timing(100.0), ("tf1_constant", "cpu", 100_000): timing(100.0),
+               ("tf1_feed_dict", "cpu", 1_000): timing(300.0), ("tf1_feed_dict", "cpu", 100_000): timing(2_000.0)}
+    # Ratio 10 at n = 1e3 and 0.1 at n = 1e5: the log-log midpoint, 1e4.
+    assert report.measured_crossover(timings, "tf1_constant", "cpu", "cpu") == "≈10,000 (faster above)"
+    assert report.measured_crossover(timings, "tf1_feed_dict", "cpu", "cpu") == "slower at every size"
