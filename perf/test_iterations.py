@@ -2,7 +2,7 @@
 
 import pytest
 
-from perf.measure import assert_matches_reference, first_call_s, prepared, record, rounds_for
+from perf.measure import benchmarked
 from solvers.problem import SEED_N, seed_problem
 
 # The loops whose one-off and per-step costs differ most: the original two, the in-graph loops, XLA.
@@ -17,8 +17,4 @@ pytestmark = pytest.mark.full_profile
 def test_iterations(benchmark, solver, device, iterations, profile):
     benchmark.group = f"iterations n={SEED_N}"
     problem = seed_problem(SEED_N, iterations=iterations)
-    with prepared(solver, problem, device) as (run, setup_s):
-        first_run_s = first_call_s(run, iterations)
-        fit = benchmark.pedantic(run, rounds=rounds_for(profile, iterations))
-    assert_matches_reference(fit, solver, SEED_N)
-    record(benchmark, solver, device, SEED_N, fit, setup_s, figure="iteration_sweep", first_run_s=first_run_s)
+    benchmarked(benchmark, solver, device, problem, iterations, profile, figure="iteration_sweep")

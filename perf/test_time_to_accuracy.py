@@ -3,7 +3,7 @@
 import pytest
 
 from perf import accuracy
-from perf.measure import assert_matches_reference, first_call_s, prepared, record, rounds_for
+from perf.measure import benchmarked
 from solvers.problem import SEED_N, seed_problem
 from solvers.reference import TOLERANCE
 
@@ -22,14 +22,10 @@ def test_time_to_accuracy(benchmark, solver, device, profile):
     # (float32) is still within the target.
     needed, _ = accuracy.iterations_to_accuracy(solver.reference, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
     iterations = needed or accuracy.MAX_ITERATIONS
-    with prepared(solver, problem, device) as (run, setup_s):
-        first_run_s = first_call_s(run, iterations)
-        fit = benchmark.pedantic(run, args=(iterations,), rounds=rounds_for(profile, iterations))
-    assert_matches_reference(fit, solver, SEED_N)
+    descent = accuracy.descent_of(solver.reference, problem)
+    fit = benchmarked(benchmark, solver, device, problem, iterations, profile, figure="time_to_accuracy",
+                      x_scaling=descent.x_scaling, lr=descent.problem.lr)
     error = accuracy.fit_error(fit, problem)
     assert needed is None or error <= accuracy.TARGET, f"relative error {error:.3g} after {iterations:,} steps"
-    descent = accuracy.descent_of(solver.reference, problem)
-    record(benchmark, solver, device, SEED_N, fit, setup_s, figure="time_to_accuracy", first_run_s=first_run_s,
-           x_scaling=descent.x_scaling, lr=descent.problem.lr,
-           time_to_accuracy={"target": accuracy.TARGET, "iterations": iterations,
-                             "reached": error <= accuracy.TARGET, "error": error})
+    benchmark.extra_info["time_to_accuracy"] = {"target": accuracy.TARGET, "iterations": iterations,
+                                                "reached": error <= accuracy.TARGET, "error": error}

@@ -20,10 +20,14 @@ def outside_xdist(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def run_perf(pytester, *args):
-    """Run the real perf/ suite in a subprocess, from an empty folder."""
+# The figures beyond the per-step tables; named on the command line, they run in the quick profile.
+FIGURES = ("test_iterations.py", "test_time_to_accuracy.py")
+
+
+def run_perf(pytester, *args, modules=("test_fssgd.py",)):
+    """Run the real perf/ suite's modules in a subprocess, from an empty folder."""
     return pytester.runpytest_subprocess(
-        str(ROOT / "perf" / "test_fssgd.py"), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT),
+        *(str(ROOT / "perf" / module) for module in modules), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT),
         "-p", "no:cacheprovider", *args
     )
 
@@ -85,6 +89,17 @@ def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_
     result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
     result.stdout.fnmatch_lines(
         ["*SKIPPED*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
+    )
+
+
+@pytest.mark.tensorflow
+def test_out_of_device_memory_skips_the_figures_benchmarks_too(pytester, monkeypatch):
+    with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
+    result = run_perf(pytester, "-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+                      "--solvers", "tf1_while_loop", modules=FIGURES)
+    result.assert_outcomes(skipped=5)  # four iteration counts and one time to accuracy, all at n = 1000
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED [[]5[]]*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
     )
 
 
@@ -222,13 +237,65 @@ def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(pyteste
 
 
 @pytest.mark.tensorflow
+def test_a_figures_benchmark_whose_ops_ran_on_another_device_fails_too(pytester, monkeypatch):
+    with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
+    result = run_perf(pytester, "-p", "elsewhere", "--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
+                      modules=FIGURES)
+    result.assert_outcomes(failed=5)
+    result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: *"] * 5)
+
+
+@pytest.mark.tensorflow
 def test_every_saved_benchmark_records_where_its_float_ops_ran(pytester):
     result = run_perf(pytester, "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=6)
-    placements = {bench["name"]: bench["extra_info"]["placement"]
-                  for bench in json.loads((pytester.path / "run.json").read_text())["benchmarks"]}
+    recorded = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
+    placements = {bench["name"]: bench["extra_info"]["placement"] for bench in recorded}
+    assert all(isinstance(bench["extra_info"]["first_run_s"], float) for bench in recorded)
     assert placements["test_fssgd[numpy_loop-cpu-n1000]"] is None
     (device, count), = placements["test_fssgd[tf1_while_loop-cpu-n1000]"].items()
     assert device == "/job:localhost/replica:0/task:0/device:CPU:0" and count > 10
     assert placements["test_fssgd[tf2_function_xla-cpu-n1000]"].startswith("XLA runs the whole loop as one compiled cluster")
+
+
+# Honest measurement: no compile in the timed rounds -------------------------------------------
+
+CALL_LOG_PLUGIN = '''
+import contextlib
+
+import solvers.numpy_loop as loop
+
+real_prepare = loop.prepare
+
+
+@contextlib.contextmanager
+def prepare(problem, device):
+    with real_prepare(problem, device) as run:
+
+        def logged(iterations):
+            with open("calls.txt", "a") as log:
+                log.write(f"{iterations}\\n")
+            return run(iterations)
+
+        yield logged
+
+
+loop.prepare = prepare
+'''
+
+
+@pytest.mark.parametrize("timing, calls", [
+    ((), [1, 1_000] + [1_000] * 5),  # setup, the warm-up at the timed K (XLA compiles per K), the quick profile's rounds
+    (("--benchmark-disable",), [1, 1_000]),  # setup, then the one answer checked: no warm-up to pay for
+], ids=["timed", "disabled"])
+def test_a_warm_up_call_at_the_timed_k_comes_before_the_timed_rounds_unless_nothing_is_timed(pytester, monkeypatch,
+                                                                                          timing, calls):
+    with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
+    result = run_perf(pytester, "-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+                      "--benchmark-json", "run.json", "--benchmark-min-time=0", *timing)
+    result.assert_outcomes(passed=1, deselected=1)
+    assert [int(line) for line in (pytester.path / "calls.txt").read_text().split()] == calls
+    if not timing:
+        (bench,) = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
+        assert isinstance(bench["extra_info"]["first_run_s"], float)

@@ -3,7 +3,7 @@
 import pytest
 
 import solvers
-from perf.test_fssgd import PLACEMENT_UNRECORDED
+from perf.measure import PLACEMENT_UNRECORDED
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
 
