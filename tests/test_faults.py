@@ -13,23 +13,14 @@ from solvers import tensorflow_support
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def outside_xdist(monkeypatch):
-    # These tests may run on an xdist worker; the suite they start must not believe it is one.
-    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-        monkeypatch.delenv(name, raising=False)
-
-
 # The figures beyond the per-step tables; named on the command line, they run in the quick profile.
 FIGURES = ("test_iterations.py", "test_time_to_accuracy.py")
 
 
-def run_perf(pytester, *args, modules=("test_fssgd.py",)):
-    """Run the real perf/ suite's modules in a subprocess, from an empty folder."""
-    return pytester.runpytest_subprocess(
-        *(str(ROOT / "perf" / module) for module in modules), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT),
-        "-p", "no:cacheprovider", *args
-    )
+@pytest.fixture
+def run_perf(run_suite):
+    """These perf/ modules (default: the per-step benchmarks) with these options."""
+    return lambda *args, modules=("test_fssgd.py",): run_suite(*(str(ROOT / "perf" / module) for module in modules), *args)
 
 
 def with_plugin(pytester, monkeypatch, **modules):
@@ -42,12 +33,12 @@ def with_plugin(pytester, monkeypatch, **modules):
 # TensorFlow present but broken ---------------------------------------------------------------
 
 
-def test_a_tensorflow_that_fails_at_import_skips_its_benchmarks_with_the_error(pytester, monkeypatch):
+def test_a_tensorflow_that_fails_at_import_skips_its_benchmarks_with_the_error(run_perf, pytester, monkeypatch):
     # A package that shadows the real one and fails as a broken CUDA or protobuf install would.
     (pytester.path / "tensorflow").mkdir()
     (pytester.path / "tensorflow" / "__init__.py").write_text("raise RuntimeError('simulated broken install')\n")
     with_plugin(pytester, monkeypatch)
-    result = run_perf(pytester, "--benchmark-disable", "-rs", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop")
+    result = run_perf("--benchmark-disable", "-rs", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop")
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines(
         ["*SKIPPED [[]2[]]*tensorflow is installed but failed to import: RuntimeError: simulated broken install"]
@@ -82,9 +73,9 @@ loop.prepare = prepare
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(pytester, monkeypatch):
+def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_perf, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_perf(pytester, "-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+    result = run_perf("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
                       "--solvers", "tf1_while_loop")
     result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
     result.stdout.fnmatch_lines(
@@ -93,9 +84,9 @@ def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_skips_the_figures_benchmarks_too(pytester, monkeypatch):
+def test_out_of_device_memory_skips_the_figures_benchmarks_too(run_perf, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_perf(pytester, "-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+    result = run_perf("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
                       "--solvers", "tf1_while_loop", modules=FIGURES)
     result.assert_outcomes(skipped=5)  # four iteration counts and one time to accuracy, all at n = 1000
     result.stdout.fnmatch_lines(
@@ -122,9 +113,9 @@ suite.seed_problem = lambda n, iterations: seed_problem(n, iterations, lr=3.1e-4
 '''
 
 
-def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(pytester, monkeypatch):
+def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(run_perf, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, unstable_lr=UNSTABLE_PLUGIN)
-    result = run_perf(pytester, "-p", "unstable_lr", "--devices", "cpu", "--solvers", "numpy_loop",
+    result = run_perf("-p", "unstable_lr", "--devices", "cpu", "--solvers", "numpy_loop",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*DivergenceError: numpy_loop diverged: lr 0.00031 is above the stable limit 0.0002999 for this x*"])
@@ -144,7 +135,7 @@ def saved_runs_folder(pytester) -> Path:
 GOOD_RUN = {"machine_info": {}, "commit_info": {}, "benchmarks": [], "datetime": "2026-11-30T00:00:00", "version": "5.3.0"}
 
 
-def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_touches_nothing(pytester):
+def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_touches_nothing(run_perf, pytester):
     folder = saved_runs_folder(pytester)
     files = {
         "0001_good.json": json.dumps(GOOD_RUN),
@@ -153,7 +144,7 @@ def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_tou
     }
     for name, text in files.items():
         (folder / name).write_text(text)
-    result = run_perf(pytester, "--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    result = run_perf("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     result.stderr.fnmatch_lines([
@@ -164,17 +155,17 @@ def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_tou
     assert {path.name: path.read_text() for path in folder.iterdir()} == files
 
 
-def test_compare_with_one_named_good_run_goes_on_despite_a_broken_one(pytester):
+def test_compare_with_one_named_good_run_goes_on_despite_a_broken_one(run_perf, pytester):
     folder = saved_runs_folder(pytester)
     (folder / "0001_good.json").write_text(json.dumps(GOOD_RUN))
     (folder / "0002_killed.json").write_text(json.dumps(GOOD_RUN)[:40])
-    result = run_perf(pytester, "--benchmark-compare=0001", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    result = run_perf("--benchmark-compare=0001", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     result.assert_outcomes(passed=2)
     result.stderr.fnmatch_lines(["Comparing against benchmarks from: *0001_good.json"])
 
 
-def test_compare_without_any_saved_run_says_so_and_goes_on(pytester):
-    result = run_perf(pytester, "--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+def test_compare_without_any_saved_run_says_so_and_goes_on(run_perf):
+    result = run_perf("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     result.assert_outcomes(passed=2)
     result.stderr.fnmatch_lines(["*Can't compare. No benchmark files in *Can't load the previous benchmark."])
 
@@ -183,10 +174,10 @@ def test_compare_without_any_saved_run_says_so_and_goes_on(pytester):
 
 
 @pytest.mark.parametrize("option", ["--benchmark-autosave", "--benchmark-save=mine"])
-def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(pytester, option):
+def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(run_perf, pytester, option):
     # A path under a regular file can never be created, even by root, for whom permissions do not apply.
     (pytester.path / "file.txt").write_text("")
-    result = run_perf(pytester, option, "--benchmark-storage", str(pytester.path / "file.txt" / "runs"),
+    result = run_perf(option, "--benchmark-storage", str(pytester.path / "file.txt" / "runs"),
                       "--devices", "cpu", "--solvers", "numpy_loop")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
@@ -197,9 +188,9 @@ def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(pytester,
 
 @pytest.mark.parametrize("target, reason", [("file.txt/run.json", "Not a directory"), ("missing/run.json", "No such file or directory"),
                                             (".", "it is a folder")])
-def test_a_json_output_that_cannot_be_written_fails_before_any_benchmark(pytester, target, reason):
+def test_a_json_output_that_cannot_be_written_fails_before_any_benchmark(run_perf, pytester, target, reason):
     (pytester.path / "file.txt").write_text("")
-    result = run_perf(pytester, "--benchmark-json", target, "--devices", "cpu", "--solvers", "numpy_loop")
+    result = run_perf("--benchmark-json", target, "--devices", "cpu", "--solvers", "numpy_loop")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: --benchmark-json: cannot write {target} ({reason})"])
 
@@ -225,9 +216,9 @@ tensorflow_support.recording_placement = placed_on_a_gpu
 
 
 @pytest.mark.tensorflow
-def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(pytester, monkeypatch):
+def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(run_perf, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
-    result = run_perf(pytester, "-p", "elsewhere", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
+    result = run_perf("-p", "elsewhere", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=2, failed=2)  # numpy_loop has no TensorFlow placement to check
     result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: "
@@ -237,17 +228,17 @@ def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(pyteste
 
 
 @pytest.mark.tensorflow
-def test_a_figures_benchmark_whose_ops_ran_on_another_device_fails_too(pytester, monkeypatch):
+def test_a_figures_benchmark_whose_ops_ran_on_another_device_fails_too(run_perf, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
-    result = run_perf(pytester, "-p", "elsewhere", "--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
+    result = run_perf("-p", "elsewhere", "--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
                       modules=FIGURES)
     result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: *"] * 5)
 
 
 @pytest.mark.tensorflow
-def test_every_saved_benchmark_records_where_its_float_ops_ran(pytester):
-    result = run_perf(pytester, "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
+def test_every_saved_benchmark_records_where_its_float_ops_ran(run_perf, pytester):
+    result = run_perf("--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=6)
     recorded = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
@@ -289,10 +280,10 @@ loop.prepare = prepare
     ((), [1, 1_000] + [1_000] * 5),  # setup, the warm-up at the timed K (XLA compiles per K), the quick profile's rounds
     (("--benchmark-disable",), [1, 1_000]),  # setup, then the one answer checked: no warm-up to pay for
 ], ids=["timed", "disabled"])
-def test_a_warm_up_call_at_the_timed_k_comes_before_the_timed_rounds_unless_nothing_is_timed(pytester, monkeypatch,
+def test_a_warm_up_call_at_the_timed_k_comes_before_the_timed_rounds_unless_nothing_is_timed(run_perf, pytester, monkeypatch,
                                                                                           timing, calls):
     with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
-    result = run_perf(pytester, "-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+    result = run_perf("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0", *timing)
     result.assert_outcomes(passed=1, deselected=1)
     assert [int(line) for line in (pytester.path / "calls.txt").read_text().split()] == calls

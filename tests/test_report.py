@@ -227,15 +227,9 @@ def test_unwritable_output_folder_exits_2(tmp_path, capsys):
     assert "cannot write the report" in capsys.readouterr().err
 
 
-def test_report_on_a_real_quick_run(pytester, monkeypatch, tmp_path):
-    # The child pytest times benchmarks; it must not believe it is an xdist worker like this test may be.
-    for variable in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-        monkeypatch.delenv(variable, raising=False)
+def test_report_on_a_real_quick_run(run_suite, tmp_path):
     results = tmp_path / "quick.json"
-    outcome = pytester.runpytest_subprocess(
-        str(ROOT / "perf"), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider",
-        "--solvers", "numpy_loop", "--devices", "cpu", f"--benchmark-json={results}",
-    )
+    outcome = run_suite(str(ROOT / "perf"), "--solvers", "numpy_loop", "--devices", "cpu", f"--benchmark-json={results}")
     outcome.assert_outcomes(passed=2)
     out = tmp_path / "report"
     assert report.main([str(results), "--out", str(out)]) == 0

@@ -12,37 +12,29 @@ from perf.profiles import PROFILES
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def outside_xdist(monkeypatch):
-    # These tests may run on an xdist worker; the suite they start must not believe it is one.
-    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-        monkeypatch.delenv(name, raising=False)
+@pytest.fixture
+def run_perf(run_suite):
+    """The whole perf/ suite with these options."""
+    return lambda *args: run_suite(str(ROOT / "perf"), *args)
 
 
-def run_perf(pytester, *args):
-    """Run the real perf/ suite in a subprocess, from an empty folder, answers checked but not timed."""
-    return pytester.runpytest_subprocess(
-        str(ROOT / "perf"), "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider", *args
-    )
-
-
-def test_ids_read_solver_device_size(pytester):
-    result = run_perf(pytester, "--collect-only", "-q", "--profile", "full")
+def test_ids_read_solver_device_size(run_perf):
+    result = run_perf("--collect-only", "-q", "--profile", "full")
     result.stdout.fnmatch_lines(["*test_fssgd[[]numpy_loop-cpu-n100]", "*test_fssgd[[]tf1_while_loop-gpu-n1000000]"])
 
 
 @pytest.mark.tensorflow
-def test_gpu_and_cpu_only_combinations_skip_with_a_reason(pytester):
-    result = run_perf(pytester, "--benchmark-disable", "-rs", "--solvers", "numpy_loop,tf1_while_loop", "--profile", "quick")
+def test_gpu_and_cpu_only_combinations_skip_with_a_reason(run_perf):
+    result = run_perf("--benchmark-disable", "-rs", "--solvers", "numpy_loop,tf1_while_loop", "--profile", "quick")
     result.assert_outcomes(passed=4, skipped=4)
     result.stdout.fnmatch_lines(["*SKIPPED [[]2[]]*numpy_loop is cpu-only", "*SKIPPED [[]2[]]*no GPU visible to TensorFlow"])
 
 
-def test_without_tensorflow_its_benchmarks_skip_and_numpy_still_runs(pytester, monkeypatch):
+def test_without_tensorflow_its_benchmarks_skip_and_numpy_still_runs(run_perf, pytester, monkeypatch):
     # A plugin loaded before anything else makes `import tensorflow` fail, as in the numpy-only environment.
     pytester.makepyfile(block_tensorflow="import sys\nsys.modules['tensorflow'] = None\n")
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
-    result = run_perf(pytester, "-p", "block_tensorflow", "--benchmark-disable", "-rs", "--devices", "cpu")
+    result = run_perf("-p", "block_tensorflow", "--benchmark-disable", "-rs", "--devices", "cpu")
     sizes = len(PROFILES["quick"].sizes)
     numpy_only = sum(not solver.needs_tensorflow for solver in solvers.REGISTRY.values()) * sizes
     needing_tensorflow = len(solvers.REGISTRY) * sizes - numpy_only
@@ -60,25 +52,25 @@ def test_without_tensorflow_its_benchmarks_skip_and_numpy_still_runs(pytester, m
         (["--devices", "tpu"], "*--devices: unknown tpu; choose from cpu, gpu*"),
     ],
 )
-def test_unknown_names_are_usage_errors_that_list_the_valid_ones(pytester, option, message):
-    result = run_perf(pytester, "--collect-only", *option)
+def test_unknown_names_are_usage_errors_that_list_the_valid_ones(run_perf, option, message):
+    result = run_perf("--collect-only", *option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
 
-def test_benchmarks_under_xdist_are_refused_not_silently_untimed(pytester):
-    result = run_perf(pytester, "-n", "2", "--solvers", "numpy_loop")
+def test_benchmarks_under_xdist_are_refused_not_silently_untimed(run_perf):
+    result = run_perf("-n", "2", "--solvers", "numpy_loop")
     assert result.ret != pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*benchmarks cannot be timed under pytest-xdist*run `pytest perf/` without -n*"])
 
 
-def test_under_xdist_answers_can_still_be_checked_with_benchmark_disable(pytester):
-    result = run_perf(pytester, "-n", "2", "--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-disable")
+def test_under_xdist_answers_can_still_be_checked_with_benchmark_disable(run_perf):
+    result = run_perf("-n", "2", "--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-disable")
     result.assert_outcomes(passed=2)
 
 
-def test_saved_runs_go_to_a_folder_per_environment_and_record_it(pytester):
-    result = run_perf(pytester, "--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-autosave",
+def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytester):
+    result = run_perf("--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-autosave",
                       "--benchmark-min-time=0", "--threads", "1")
     result.assert_outcomes(passed=2)
     (saved,) = (pytester.path / ".benchmarks" / environment.storage_key()).glob("*/0001_*.json")
