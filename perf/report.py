@@ -352,20 +352,24 @@ def write_plots(run: Run, models: dict, out: Path, prefix: str) -> list[tuple[st
     from matplotlib.figure import Figure
 
     written = []
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    figure = Figure(figsize=(9, 5), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     # Fitted lines span every measured size, so a crossover outside a solver's own sizes still shows.
     all_sizes = np.geomspace(min(n for *_, n in run.timings), max(n for *_, n in run.timings), 50)
-    for solver, device in sorted({(solver, device) for solver, device, _ in run.timings}):
+    series = sorted({(solver, device) for solver, device, _ in run.timings})
+    # More solvers than any one palette has colours: cycle markers against tab20 so no two lines look alike.
+    colours, markers = matplotlib_colours(len(series)), "osD^v<>ph*"
+    for index, (solver, device) in enumerate(series):
         points = sorted((n, timing["per_iteration_us"]) for (s, d, n), timing in run.timings.items()
                         if (s, d) == (solver, device))
-        (line,) = axes.plot(*zip(*points), marker="o", linewidth=0.8, label=f"{solver} ({device})")
+        (line,) = axes.plot(*zip(*points), marker=markers[index % len(markers)], color=colours[index],
+                            linewidth=0.8, label=f"{solver} ({device})")
         if model := models.get((solver, device)):
             axes.plot(all_sizes, model.per_iteration_us(all_sizes), linestyle="--", color=line.get_color(), linewidth=1)
     axes.set(xscale="log", yscale="log", xlabel="n (samples)", ylabel="µs per iteration (median)",
              title="Per-iteration time vs n (dashed: α + β·n fit)")
-    axes.legend(fontsize="small")
+    axes.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     written.append(("per-iteration time vs n", out / f"{prefix}per_iteration_vs_n.png"))
     figure.savefig(written[-1][1], dpi=120)
 
@@ -376,11 +380,19 @@ def write_plots(run: Run, models: dict, out: Path, prefix: str) -> list[tuple[st
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     container = axes.barh([label for _, label in bars], [value for value, _ in bars])
-    axes.bar_label(container, fmt="%.1f", padding=3)
-    axes.set(xlabel="µs per iteration (median)", title=f"Per-step cost by solver, n = {n:,}")
+    axes.bar_label(container, fmt="%.3g", padding=3)
+    # Log scale: the costs span four decades, and a linear axis hides everything but the slowest.
+    axes.set(xscale="log", xlabel="µs per iteration (median, log scale)", title=f"Per-step cost by solver, n = {n:,}")
     written.append((f"per-step cost at n = {n:,}", out / f"{prefix}per_step_n{n}.png"))
     figure.savefig(written[-1][1], dpi=120)
     return written
+
+
+def matplotlib_colours(count: int) -> list:
+    from matplotlib import colormaps
+
+    palette = colormaps["tab20"].colors
+    return [palette[index % len(palette)] for index in range(count)]
 
 
 # Command line --------------------------------------------------------------------------------
