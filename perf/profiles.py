@@ -13,7 +13,7 @@ class Profile:
 
 
 PROFILES = {
-    # CI and first look: the seed size and one large one, about a minute on 2 cores.
+    # CI and first look: the seed size and one large one, about two minutes on 2 cores.
     "quick": Profile(sizes=(1_000, 100_000), iterations=1_000, rounds=5),
     # The n-sweep the report fits t = α + β·n to.
     "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), iterations=1_000, rounds=5),
