@@ -17,8 +17,7 @@ def sums(problem: Problem) -> tuple[float, float, float, float]:
 def prepare(problem: Problem, device: str):
     n, lr = problem.n, problem.lr
 
-    def run(iterations: int | None = None) -> Fit:
-        iterations = problem.iterations if iterations is None else iterations
+    def run(iterations: int) -> Fit:
         # Timed with the steps, so the figure is the whole O(n + K) cost from the raw data.
         sum_x, sum_xx, sum_y, sum_xy = sums(problem)
         w = b = 0.0

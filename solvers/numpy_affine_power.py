@@ -22,8 +22,7 @@ def step_matrix(problem: Problem) -> np.ndarray:
 @contextmanager
 def prepare(problem: Problem, device: str):
 
-    def run(iterations: int | None = None) -> Fit:
-        iterations = problem.iterations if iterations is None else iterations
+    def run(iterations: int) -> Fit:
         w, b, _ = np.linalg.matrix_power(step_matrix(problem), iterations) @ np.array([0.0, 0.0, 1.0])
         loss = np.mean((problem.y - (w * problem.x + b)) ** 2)
         return Fit(w=float(w), b=float(b), loss=float(loss), iterations=iterations)

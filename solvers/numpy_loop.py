@@ -11,8 +11,7 @@ from solvers.problem import Fit, Problem
 def prepare(problem: Problem, device: str):
     x, y, n, lr = problem.x, problem.y, problem.n, problem.lr
 
-    def run(iterations: int | None = None) -> Fit:
-        iterations = problem.iterations if iterations is None else iterations
+    def run(iterations: int) -> Fit:
         w = b = 0.0
         y_pred = w * x + b
         loss = np.sum((y - y_pred) ** 2) / n

@@ -14,7 +14,7 @@ def standardized(prepare, problem: Problem, device: str):
     # One float64 pass at setup, so the solver's float32 data starts from exact x_s and the timed loop is unchanged.
     with prepare(replace(problem, x=(problem.x - mean) / std, lr=STANDARDIZED_LR), device) as run_standardized:
 
-        def run(iterations: int | None = None):
+        def run(iterations: int):
             fit = run_standardized(iterations)
             w = fit.w / std
             # The loss needs no mapping: w·x + b and w_s·x_s + b_s are the same predictions.

@@ -13,4 +13,4 @@ def prepare(problem: Problem, device: str):
     graph = tf1_graph.build(problem, device, fed=False)
     with tf1_graph.session(graph, session_config()) as session:
         step = partial(session.run, graph.train)
-        yield tf1_graph.stepping(problem, session, graph, step)
+        yield tf1_graph.stepping(session, graph, step)

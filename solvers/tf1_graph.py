@@ -49,11 +49,10 @@ def session(graph: Tf1Graph, config):
         yield opened
 
 
-def stepping(problem: Problem, session, graph: Tf1Graph, step: Callable) -> Callable[..., Fit]:
-    """run(iterations=None): reset W = b = 0, call step() once per iteration, then fetch W, b and the loss."""
+def stepping(session, graph: Tf1Graph, step: Callable) -> Callable[..., Fit]:
+    """run(iterations): reset W = b = 0, call step() once per iteration, then fetch W, b and the loss."""
 
-    def run(iterations: int | None = None) -> Fit:
-        iterations = problem.iterations if iterations is None else iterations
+    def run(iterations: int) -> Fit:
         session.run(graph.initialize)  # every round starts from W = b = 0
         for _ in range(iterations):
             step()

@@ -37,8 +37,7 @@ def prepare_with_config(problem: Problem, device: str, config):
 
     with tf.Session(graph=graph, config=config) as session:
 
-        def run(iterations: int | None = None) -> Fit:
-            iterations = problem.iterations if iterations is None else iterations
+        def run(iterations: int) -> Fit:
             final_w, final_b, final_loss = session.run([w, b, loss], feed_dict={iterations_fed: iterations})
             return Fit(w=float(final_w), b=float(final_b), loss=float(final_loss), iterations=iterations)
 

@@ -15,8 +15,7 @@ def prepare(problem: Problem, device: str):
         with tf.device(spec):
             w, b = tf.Variable(0.0, dtype=tf.float32), tf.Variable(0.0, dtype=tf.float32)
 
-        def run(iterations: int | None = None) -> Fit:
-            iterations = problem.iterations if iterations is None else iterations
+        def run(iterations: int) -> Fit:
             # Entered per call, not across the yield: eager device scopes are thread state, not lexical.
             with tf.device(spec):
                 w.assign(0.0)  # every round starts from w = b = 0

@@ -32,8 +32,7 @@ def prepare_compiled(problem: Problem, device: str, config, jit_compile: bool):
                     w, b = w - lr * grad_w, b - lr * grad_b
                 return w, b, original_loss(tf, x, y, w, b)
 
-        def run(iterations: int | None = None) -> Fit:
-            iterations = problem.iterations if iterations is None else iterations
+        def run(iterations: int) -> Fit:
             w, b, loss = descend(tf.constant(iterations, dtype=tf.int32))
             return Fit(w=float(w.numpy()), b=float(b.numpy()), loss=float(loss.numpy()), iterations=iterations)
 
