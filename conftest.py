@@ -1,6 +1,5 @@
 """Command-line options, the solver × device × n parametrization, and the skips that say why."""
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -8,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import solvers
-from perf import environment
+from perf import environment, measure, runs
 from perf.profiles import DEFAULT_PROFILE, PROFILES
 from solvers import tensorflow_support
 
@@ -104,15 +103,9 @@ def check_saved_runs(folder: Path, machine_id: str, compare):
 
 def unusable_run(path: Path) -> str | None:
     try:
-        run = json.loads(path.read_bytes())
-    except OSError as error:
-        return f"cannot read it ({error.strerror or error})"
-    except ValueError as error:
-        return f"not valid JSON, truncated? ({str(error).splitlines()[0]})"
-    if not (isinstance(run, dict) and isinstance(run.get("machine_info"), dict) and isinstance(run.get("benchmarks"), list)
-            and all(isinstance(bench, dict) and "fullname" in bench and isinstance(bench.get("stats"), dict)
-                    for bench in run["benchmarks"])):
-        return "not a pytest-benchmark saved run (needs machine_info and benchmarks with fullname and stats)"
+        runs.read_run(path)
+    except runs.RunError as error:
+        return str(error)
     return None
 
 
@@ -158,6 +151,10 @@ def skip_unavailable(request):
         pytest.skip(reason)
     if request.node.get_closest_marker("gpu") and not tensorflow_support.gpu_names():
         pytest.skip("no GPU visible to TensorFlow")
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    measure.anchor_to_reference(output_json["benchmarks"])
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):

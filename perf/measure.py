@@ -1,41 +1,44 @@
-"""The one measurement path of every benchmark: untimed setup, placement checked, a warm-up, timed rounds, answer checked."""
+"""The one measurement path of every benchmark: trials of untimed setup and warm-up, timed rounds, answer checked."""
 
 import gc
+import statistics
 import time
 from contextlib import ExitStack, contextmanager, nullcontext
 from functools import cache
 
 import pytest
 
-from perf import environment
+import solvers
+from perf import environment, estimators
+from perf.trials import Trials, slowdown_of
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
 from solvers.reference import mismatch
 
-# Rounds of this many steps or more take seconds for the per-call solvers (tf1_feed_dict: ~3 s at 1e4).
-LONG_ROUND_ITERATIONS = 10_000
-LONG_ROUNDS = 3
+# Every benchmark of the per-step tables is paired with this one, round by round, on the same problem.
+REFERENCE_SOLVER, REFERENCE_DEVICE = "numpy_loop", "cpu"
 
 # TensorFlow reports no per-op placement for these; strict placement (no soft placement) still guards them.
 PLACEMENT_UNRECORDED = {"tf2_function_xla": "XLA runs the whole loop as one compiled cluster and reports no op placement"}
 
 
-def benchmarked(benchmark, solver, device, problem, iterations: int, profile, **figure):
+def benchmarked(benchmark, solver, device, problem, iterations: int, profile, paired: bool = False, **figure):
     """The fit of the timed run(iterations) on problem, checked against the reference and recorded with figure's extra_info.
 
+    paired: time a REFERENCE_SOLVER round beside every round, for ratios that hold on a noisy machine.
     Skips the test when TensorFlow runs out of device memory; fails it when TensorFlow ran the ops elsewhere.
     """
-    fit, timings = measured_unless_out_of_memory(benchmark, solver, device, problem, iterations,
-                                                 rounds_for(profile, iterations))
+    fit, trials, placement = measured_unless_out_of_memory(benchmark, solver, device, problem, iterations, profile,
+                                                           paired and solver.name != REFERENCE_SOLVER)
     assert_matches_reference(fit, solver, problem.n)
-    record(benchmark, solver, device, problem.n, fit, **timings, **figure)
+    record(benchmark, solver, device, problem.n, fit, trials, placement, **figure)
     return fit
 
 
-def measured_unless_out_of_memory(benchmark, solver, device, problem, iterations, rounds):
+def measured_unless_out_of_memory(benchmark, solver, device, problem, iterations, profile, paired):
     out_of_memory = None
     try:
-        return measured(benchmark, solver, device, problem, iterations, rounds)
+        return measured(benchmark, solver, device, problem, iterations, profile, paired)
     except Exception as error:
         if not tensorflow_support.is_out_of_memory(error):
             raise
@@ -45,47 +48,48 @@ def measured_unless_out_of_memory(benchmark, solver, device, problem, iterations
     pytest.skip(f"out of memory: {solver.name} on {device} at n = {problem.n} ({out_of_memory})")
 
 
-def measured(benchmark, solver, device, problem, iterations, rounds):
-    """(fit, {setup_s, first_run_s, placement}): setup and its placement checked, one warm-up, then the timed rounds."""
-    with prepared(solver, problem, device) as (run, setup_s, placement):
-        check_placement(solver, device, placement)
-        # Under --benchmark-disable nothing is timed, so the answer check needs no warm-up.
-        first_run_s = None if benchmark.disabled else first_call_s(run, iterations)
-        fit = benchmark.pedantic(run, args=(iterations,), rounds=rounds)
-    return fit, {"setup_s": setup_s, "first_run_s": first_run_s,
-                 "placement": PLACEMENT_UNRECORDED.get(solver.name, placement)}
+def measured(benchmark, solver, device, problem, iterations, profile, paired):
+    """(fit, Trials or None, placement): the trials, placement checked in the first; untimed under --benchmark-disable."""
+    placement = {}
+
+    def open_run(first_trial):
+        return prepared(solver, problem, device, placement if first_trial else None)
+
+    if benchmark.disabled:  # nothing is timed: one setup and one call check the answer
+        with open_run(True) as (run, _):
+            return benchmark.pedantic(run, args=(iterations,)), None, placement.get("devices")
+    reference = solvers.get(REFERENCE_SOLVER)
+    open_reference = (lambda: reference.prepare(problem, REFERENCE_DEVICE)) if paired else None
+    with Trials(open_run, iterations, profile.trials, profile.rounds_per_trial, open_reference,
+                slowdown=slowdown_of(solver.name)) as trials:
+        fit = benchmark.pedantic(trials.call, setup=trials.setup, teardown=trials.teardown, rounds=trials.total_rounds)
+    return fit, trials, placement.get("devices")
 
 
 @contextmanager
-def prepared(solver, problem, device):
-    """(run, setup_s, placement): prepare plus a first call, kept out of the timed rounds, and where TensorFlow ran it."""
+def prepared(solver, problem, device, placement: dict | None):
+    """(run, setup_s): prepare plus a first call, kept out of the timed rounds; placement, when given a dict, is
+    recorded into it and checked."""
     started = time.perf_counter()
-    recording = tensorflow_support.recording_placement() if solver.needs_tensorflow else nullcontext(None)
+    watching = placement is not None and solver.needs_tensorflow
+    recording = tensorflow_support.recording_placement() if watching else nullcontext(None)
     with ExitStack() as session:  # open until the caller is done; closes the session however it ends
-        with recording as placement:  # around setup only: recording slows every op it watches
+        with recording as placed:  # around setup only: recording slows every op it watches
             run = session.enter_context(solver.prepare(problem, device))
             run(1)  # the first call builds executors and allocates: setup, not steady state
             setup_s = time.perf_counter() - started  # the placement record, taken on the way out, is not setup
-        yield run, setup_s, None if placement is None else dict(placement)
+        if placed is not None:
+            placement["devices"] = PLACEMENT_UNRECORDED.get(solver.name, dict(placed))
+            check_placement(solver, device, dict(placed))
+        yield run, setup_s
 
 
 def check_placement(solver, device, placement):
     """Fail before any timing when TensorFlow ran float ops on another device than the one asked for."""
-    if placement is None or solver.name in PLACEMENT_UNRECORDED:
+    if solver.name in PLACEMENT_UNRECORDED:
         return
     if reason := tensorflow_support.misplaced(placement, device):
         pytest.fail(f"{solver.name} on {device}: {reason}", pytrace=False)
-
-
-def first_call_s(run, iterations: int) -> float:
-    """One untimed warm-up call at the benchmark's own K, and its seconds: XLA compiles once per distinct K."""
-    started = time.perf_counter()
-    run(iterations)
-    return time.perf_counter() - started
-
-
-def rounds_for(profile, iterations: int) -> int:
-    return profile.rounds if iterations < LONG_ROUND_ITERATIONS else min(profile.rounds, LONG_ROUNDS)
 
 
 @cache
@@ -100,12 +104,61 @@ def assert_matches_reference(fit, solver, n):
     assert error is None, error
 
 
-def record(benchmark, solver, device, n, fit, setup_s, first_run_s, placement, **figure):
+def trial_figures(trials: Trials, iterations: int) -> dict:
+    """What the trials say, for extra_info: the per-step estimate, every trial's median, and the paired ratio.
+
+    per_iteration_us is the fastest trial's median here; for paired benchmarks anchor_to_reference replaces it
+    once the whole run is in.
+    """
+    medians = [trial.median_s() for trial in trials.trials]
+    figures = {
+        "per_iteration_us": estimators.lowest_trial_median(medians) / iterations * 1e6,
+        "trials": len(medians), "rounds_per_trial": trials.rounds_per_trial, "trial_medians_s": medians,
+        "setup_s": trials.trials[0].setup_s, "first_run_s": trials.trials[0].first_run_s,
+        "warm_up_each_trial": trials.warm_up_each_trial,
+    }
+    if trials.open_reference:
+        reference_medians = [trial.reference_median_s() for trial in trials.trials]
+        ratio, low, high = estimators.median_interval(estimators.paired_ratios(medians, reference_medians))
+        figures.update(reference_trial_medians_s=reference_medians, reference=f"{REFERENCE_SOLVER}-{REFERENCE_DEVICE}",
+                       ratio_to_reference={"ratio": ratio, "low": low, "high": high})
+    return figures
+
+
+def record(benchmark, solver, device, n, fit, trials, placement, **figure):
     """The extra_info every benchmark carries (DESIGN.md), plus what its figure needs."""
-    stats = benchmark.stats.stats if benchmark.stats else None  # None under --benchmark-disable
+    timing = trial_figures(trials, fit.iterations) if trials else {"per_iteration_us": None}  # None: --benchmark-disable
     benchmark.extra_info.update(
         solver=solver.name, device=device, device_name=environment.device_name(device), n=n,
-        iterations=fit.iterations, dtype=solver.dtype, setup_s=setup_s, first_run_s=first_run_s,
-        per_iteration_us=stats.median / fit.iterations * 1e6 if stats else None,
+        iterations=fit.iterations, dtype=solver.dtype, **timing,
         w=fit.w, b=fit.b, loss=fit.loss, placement=placement, **environment.versions(), **figure,
     )
+
+
+def anchor_to_reference(benchmarks: list[dict]) -> None:
+    """Per-step times from paired ratios: per_iteration_us = ratio_to_reference × the run's reference per step.
+
+    Why. Benchmarks run minutes apart, and the machine's speed drifts between them, so one benchmark's
+    fastest trial over another's carries that drift (1.2-1.35x over three identical quick runs here). Every
+    paired ratio was measured beside the reference, and the reference was timed all through the run: the
+    median of all its trial medians at the same n and iterations is the run's steadiest figure. Applied to
+    the JSON pytest-benchmark writes (saved runs and --benchmark-json alike); the reference's own benchmark
+    gets that median too.
+    """
+    pools = {}
+    for bench in benchmarks:
+        info = bench.get("extra_info") or {}
+        key = (info.get("n"), info.get("iterations"))
+        if info.get("solver") == REFERENCE_SOLVER and info.get("device") == REFERENCE_DEVICE and not info.get("figure"):
+            pools.setdefault(key, []).extend(info.get("trial_medians_s") or [])
+        pools.setdefault(key, []).extend(info.get("reference_trial_medians_s") or [])
+    for bench in benchmarks:
+        info = bench.get("extra_info") or {}
+        pool = pools.get((info.get("n"), info.get("iterations")))
+        is_reference = info.get("solver") == REFERENCE_SOLVER and not info.get("figure")
+        if not pool or not (is_reference or info.get("ratio_to_reference")):
+            continue
+        reference_us = statistics.median(pool) / info["iterations"] * 1e6
+        ratio = 1.0 if is_reference else info["ratio_to_reference"]["ratio"]
+        info.update(per_iteration_us=ratio * reference_us, reference_per_iteration_us=reference_us,
+                    reference_trials_pooled=len(pool))

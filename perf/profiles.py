@@ -1,4 +1,4 @@
-"""Benchmark profiles: which sizes, how many iterations and rounds; chosen with --profile."""
+"""Benchmark profiles: which sizes, how many iterations, trials and rounds; chosen with --profile."""
 
 from dataclasses import dataclass
 
@@ -9,15 +9,26 @@ from solvers.problem import SEED_ITERATIONS, SEED_N
 class Profile:
     sizes: tuple[int, ...]
     iterations: int
-    rounds: int
+    # Independent trials per benchmark, each with its own setup (perf/trials.py); five is the fewest whose
+    # median has a 90% distribution-free interval.
+    trials: int
+    # At most this many rounds per trial; fewer where a round is long (perf/trials.TRIAL_TARGET_S).
+    rounds_per_trial: int
+    # Caps n × iterations, so the large sizes of a quick look stay quick; None: iterations at every size.
+    max_sample_steps: int | None = None
+
+    def iterations_at(self, n: int) -> int:
+        if self.max_sample_steps is None:
+            return self.iterations
+        return max(1, min(self.iterations, self.max_sample_steps // n))
 
 
 PROFILES = {
-    # CI and first look: the seed size and one large one, about two minutes on 2 cores.
-    "quick": Profile(sizes=(1_000, 100_000), iterations=1_000, rounds=5),
+    # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100.
+    "quick": Profile(sizes=(1_000, 100_000), iterations=1_000, trials=5, rounds_per_trial=5, max_sample_steps=10**7),
     # The n-sweep the report fits t = α + β·n to.
-    "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), iterations=1_000, rounds=5),
-    # The original question itself; a tf1_feed_dict round takes tens of seconds, hence few rounds.
-    "seed": Profile(sizes=(SEED_N,), iterations=SEED_ITERATIONS, rounds=3),
+    "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), iterations=1_000, trials=5, rounds_per_trial=5),
+    # The original question itself: a tf1_feed_dict round takes tens of seconds, so three trials of one round.
+    "seed": Profile(sizes=(SEED_N,), iterations=SEED_ITERATIONS, trials=3, rounds_per_trial=1),
 }
 DEFAULT_PROFILE = "quick"

@@ -6,4 +6,5 @@ from solvers.problem import seed_problem
 
 def test_fssgd(benchmark, solver, device, n, profile):
     benchmark.group = f"n={n}"  # one table per size, solvers side by side
-    benchmarked(benchmark, solver, device, seed_problem(n, iterations=profile.iterations), profile.iterations, profile)
+    iterations = profile.iterations_at(n)
+    benchmarked(benchmark, solver, device, seed_problem(n, iterations=iterations), iterations, profile, paired=True)

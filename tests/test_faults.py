@@ -276,17 +276,29 @@ loop.prepare = prepare
 '''
 
 
-@pytest.mark.parametrize("timing, calls", [
-    ((), [1, 1_000] + [1_000] * 5),  # setup, the warm-up at the timed K (XLA compiles per K), the quick profile's rounds
-    (("--benchmark-disable",), [1, 1_000]),  # setup, then the one answer checked: no warm-up to pay for
-], ids=["timed", "disabled"])
-def test_a_warm_up_call_at_the_timed_k_comes_before_the_timed_rounds_unless_nothing_is_timed(run_perf, pytester, monkeypatch,
-                                                                                          timing, calls):
+def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_perf, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
     result = run_perf("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
-                      "--benchmark-json", "run.json", "--benchmark-min-time=0", *timing)
+                      "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=1, deselected=1)
-    assert [int(line) for line in (pytester.path / "calls.txt").read_text().split()] == calls
-    if not timing:
-        (bench,) = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
-        assert isinstance(bench["extra_info"]["first_run_s"], float)
+    calls = [int(line) for line in (pytester.path / "calls.txt").read_text().split()]
+    (bench,) = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
+    info = bench["extra_info"]
+    rounds, trials = info["rounds_per_trial"], info["trials"]
+    # Every trial opens with the setup's one-step call; trial 1 then warms up at the timed K (XLA compiles per K)
+    # and may size its rounds on one more call; later trials warm up only where trial 1's warm-up was slow.
+    assert calls[0] == 1 and calls.count(1) == trials == 5
+    per_trial = " ".join(map(str, calls)).split("1 ")[1:]
+    first, *later = [[int(k) for k in chunk.split()] for chunk in per_trial]
+    assert set(first + [k for chunk in later for k in chunk]) == {1_000}
+    assert len(first) in (rounds + 1, rounds + 2)
+    assert all(len(chunk) == rounds + info["warm_up_each_trial"] for chunk in later)
+    assert bench["stats"]["rounds"] == rounds * trials and isinstance(info["first_run_s"], float)
+
+
+def test_with_nothing_timed_one_setup_and_one_call_check_the_answer(run_perf, pytester, monkeypatch):
+    with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
+    result = run_perf("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+                      "--benchmark-disable")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert [int(line) for line in (pytester.path / "calls.txt").read_text().split()] == [1, 1_000]

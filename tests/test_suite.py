@@ -70,9 +70,9 @@ def test_under_xdist_answers_can_still_be_checked_with_benchmark_disable(run_per
 
 
 def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytester):
-    result = run_perf("--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-autosave",
+    result = run_perf("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu", "--benchmark-autosave",
                       "--benchmark-min-time=0", "--threads", "1")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
     (saved,) = (pytester.path / ".benchmarks" / environment.storage_key()).glob("*/0001_*.json")
     run = json.loads(saved.read_text())
     assert run["machine_info"]["fssgd"]["profile"] == "quick"
@@ -82,6 +82,14 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert bench["group"] == "n=1000"
     info = bench["extra_info"]
     assert (info["solver"], info["device"], info["n"], info["iterations"], info["dtype"]) == ("numpy_loop", "cpu", 1000, 1000, "float64")
-    assert info["per_iteration_us"] == pytest.approx(bench["stats"]["median"] / 1000 * 1e6)
+    # Every round is in stats; the reference's per-step figure pools its trials with those timed beside numpy_lean.
+    assert info["trials"] == PROFILES["quick"].trials == len(info["trial_medians_s"])
+    assert bench["stats"]["rounds"] == info["trials"] * info["rounds_per_trial"]
+    assert info["per_iteration_us"] == info["reference_per_iteration_us"] and info["reference_trials_pooled"] == 10
     assert info["setup_s"] >= 0 and info["device_name"] and info["numpy"]
-    assert bench["stats"]["rounds"] == 5
+    assert "ratio_to_reference" not in info  # numpy_loop is the reference itself
+    paired = {b["name"]: b for b in run["benchmarks"]}["test_fssgd[numpy_lean-cpu-n1000]"]["extra_info"]
+    ratio = paired["ratio_to_reference"]
+    assert paired["reference"] == "numpy_loop-cpu" and len(paired["reference_trial_medians_s"]) == paired["trials"]
+    assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
+    assert paired["per_iteration_us"] == pytest.approx(ratio["ratio"] * info["per_iteration_us"])

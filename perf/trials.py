@@ -1,0 +1,242 @@
+"""Measurement in short independent trials: a fresh setup each, a warm-up, rounds paired in time with a reference.
+
+Why trials. On a shared machine a slow state lasts from a fraction of a second to seconds and
+can slow one benchmark 1.5-1.7x while its neighbour runs normally; rounds timed back to back
+all land in one state. Several trials, each with its own setup, sample several states, and a
+reference round timed beside every round (before it on even rounds, after it on odd ones)
+lives through the same state, so their ratio cancels it.
+
+Only the standard library at import: perf/ab_gate.py runs this file as a worker script
+inside another version's tree, whose `perf` may be older or absent, so nothing here imports
+this repository at module level; `serve` imports that version's `solvers`.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+
+# Test tooling, never set by default: "tf1_while_loop=1.25" or "*=1.1" slows those solvers' timed calls.
+SLOWDOWN_VARIABLE = "FSSGD_SLOWDOWN"
+# A trial's rounds fit in about this long, so that one trial samples one machine state.
+TRIAL_TARGET_S = 1.0
+# Later trials repeat the full-count warm-up only where the first trial's was slower than its rounds by more
+# than this (XLA compiles once per iteration count); elsewhere one call of one step warms the setup up.
+WARM_UP_MARGIN = 1.10
+
+
+def slowdown_factors(text: str | None = None) -> dict[str, float]:
+    """{solver name or '*': factor} from FSSGD_SLOWDOWN; a factor below 1 cannot be made by waiting."""
+    text = os.environ.get(SLOWDOWN_VARIABLE, "") if text is None else text
+    factors = {}
+    for part in filter(None, (part.strip() for part in text.split(","))):
+        name, _, value = part.partition("=")
+        try:
+            factors[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"{SLOWDOWN_VARIABLE}: {part!r} is not NAME=FACTOR, e.g. tf1_while_loop=1.25") from None
+        if not factors[name.strip()] >= 1:
+            raise ValueError(f"{SLOWDOWN_VARIABLE}: {part!r}: the factor must be at least 1")
+    return factors
+
+
+def slowdown_of(solver_name: str) -> float:
+    factors = slowdown_factors()
+    return factors.get(solver_name, factors.get("*", 1.0))
+
+
+def slowed(run, factor: float):
+    """run, its every call stretched to factor × its own duration: a real slowdown of the timed call."""
+    if factor == 1:
+        return run
+
+    def slowed_run(iterations):
+        started = time.perf_counter()
+        fit = run(iterations)
+        until = started + (time.perf_counter() - started) * factor
+        while time.perf_counter() < until:  # busy, as slower code would be, rather than asleep
+            pass
+        return fit
+
+    return slowed_run
+
+
+def timed(call, *args) -> float:
+    started = time.perf_counter()
+    call(*args)
+    return time.perf_counter() - started
+
+
+@dataclass
+class Trial:
+    setup_s: float
+    first_run_s: float | None  # the untimed warm-up call at the full count, when there was one
+    rounds_s: list[float] = field(default_factory=list)
+    reference_rounds_s: list[float] = field(default_factory=list)
+
+    def median_s(self) -> float:
+        return statistics.median(self.rounds_s)
+
+    def reference_median_s(self) -> float:
+        return statistics.median(self.reference_rounds_s)
+
+    def as_dict(self) -> dict:
+        return {"setup_s": self.setup_s, "first_run_s": self.first_run_s, "rounds_s": self.rounds_s,
+                "reference_rounds_s": self.reference_rounds_s}
+
+
+class Trials:
+    """The rounds of several trials, for benchmark.pedantic(target, setup=..., teardown=...) or measure().
+
+    open_run(first_trial) is a context manager yielding (run, setup_s); open_reference(), when given, one
+    yielding the reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling). Entering starts trial 1 with its warm-up, which fixes the rounds per trial
+    (as many as fit in TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's
+    time is taken here, around the call alone, so both ways of driving it measure alike.
+    """
+
+    def __init__(self, open_run, iterations: int, trials: int, max_rounds: int, open_reference=None,
+                 slowdown: float = 1.0):
+        self.open_run, self.open_reference, self.slowdown = open_run, open_reference, slowdown
+        self.iterations, self.trial_count, self.max_rounds = iterations, trials, max_rounds
+        self.trials: list[Trial] = []
+        self.rounds_per_trial = 0
+        self.warm_up_each_trial = True
+        self.rounds_done = 0
+        self.stack = ExitStack()
+        self.run = self.reference = None
+        self.round_started = 0.0
+
+    def __enter__(self):
+        self.start_trial()
+        round_s = self.trials[0].first_run_s
+        if round_s * self.max_rounds > TRIAL_TARGET_S:
+            round_s = timed(self.run, self.iterations)  # the warm-up may hold a compile: size rounds on a second call
+        self.rounds_per_trial = max(1, min(self.max_rounds, int(TRIAL_TARGET_S / round_s)))
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stack.close()
+
+    @property
+    def total_rounds(self) -> int:
+        return self.rounds_per_trial * self.trial_count
+
+    def start_trial(self):
+        self.stack.close()
+        self.stack = ExitStack()
+        first = not self.trials
+        if not first and self.warm_up_each_trial:
+            first_trial = self.trials[0]
+            self.warm_up_each_trial = first_trial.first_run_s > WARM_UP_MARGIN * min(first_trial.rounds_s)
+        run, setup_s = self.stack.enter_context(self.open_run(first))
+        self.run = slowed(run, self.slowdown)
+        self.reference = self.stack.enter_context(self.open_reference()) if self.open_reference else None
+        first_run_s = timed(self.run, self.iterations) if first or self.warm_up_each_trial else None
+        if self.reference:
+            self.reference(self.iterations)  # its own warm-up, untimed
+        self.trials.append(Trial(setup_s, first_run_s))
+
+    def call(self, iterations):
+        return self.run(iterations)
+
+    def setup(self):
+        if self.rounds_done and self.rounds_done % self.rounds_per_trial == 0:
+            self.start_trial()
+        if self.reference and self.rounds_done % 2 == 0:
+            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.iterations))
+        self.round_started = time.perf_counter()
+        return (self.iterations,), {}
+
+    def teardown(self, *args):
+        self.trials[-1].rounds_s.append(time.perf_counter() - self.round_started)
+        if self.reference and self.rounds_done % 2 == 1:
+            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.iterations))
+        self.rounds_done += 1
+
+    def measure(self):
+        """Every round, timed here alone (no pytest-benchmark); returns the last round's answer."""
+        for _ in range(self.total_rounds):
+            args, _ = self.setup()
+            fit = self.call(*args)
+            self.teardown(*args)
+        return fit
+
+
+# ---------------------------------------------------------------------------- worker (perf/ab_gate.py)
+
+
+def serve(tree: str) -> None:
+    """Answer one JSON request per stdin line with one JSON line, using the `solvers` of tree."""
+    sys.path.insert(0, tree)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import solvers
+    from solvers.problem import seed_problem
+    from solvers.reference import mismatch
+
+    references = {}
+
+    def answer(request: dict) -> dict:
+        if request["op"] == "solvers":
+            return {"solvers": {name: list(solver.devices) for name, solver in solvers.REGISTRY.items()},
+                    "unavailable": unavailable_reasons(solvers), "devices_unavailable": devices_unavailable()}
+        solver = solvers.REGISTRY.get(request["solver"])
+        if solver is None:
+            return {"missing": f"no solver {request['solver']} in this version"}
+        n, iterations = request["n"], request["iterations"]
+        problem = seed_problem(n, iterations=iterations)
+
+        def open_run(first_trial):
+            return prepared(solver, problem, request["device"])
+
+        with Trials(open_run, iterations, trials=1, max_rounds=request["max_rounds"],
+                    slowdown=slowdown_of(solver.name)) as trials:
+            fit = trials.measure()
+        key = (solver.reference, n, iterations)
+        if key not in references:
+            references[key] = solver.reference(seed_problem(n, iterations=iterations))
+        if error := mismatch(fit, references[key], solver.dtype):
+            return {"error": f"wrong answer: {error}"}
+        return {"trial": trials.trials[0].as_dict()}
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            reply = answer(request)
+        except Exception as error:  # the controller reports it against this benchmark and version
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        print(json.dumps(reply), flush=True)
+
+
+def unavailable_reasons(solvers) -> dict:
+    """{solver name: why it cannot run here} for solvers whose optional package is missing."""
+    reasons = {}
+    for name, solver in solvers.REGISTRY.items():
+        if getattr(solver, "needs_tensorflow", False):
+            from solvers import tensorflow_support
+
+            if reason := tensorflow_support.unavailable_reason():
+                reasons[name] = reason
+    return reasons
+
+
+def devices_unavailable() -> dict:
+    """{device: why nothing runs on it here}; the CPU always runs."""
+    from solvers import tensorflow_support
+
+    return {} if tensorflow_support.gpu_names() else {"gpu": "no GPU visible to TensorFlow"}
+
+
+@contextmanager
+def prepared(solver, problem, device):
+    """(run, setup_s): the solver prepared, and one call of one step, untimed by the trial."""
+    started = time.perf_counter()
+    with solver.prepare(problem, device) as run:
+        run(1)
+        yield run, time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

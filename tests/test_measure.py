@@ -1,0 +1,35 @@
+"""perf.measure's run-wide figures: per-step times anchored to the reference timed all through the run."""
+
+import pytest
+
+from perf.measure import anchor_to_reference
+
+
+def bench(solver, n=1000, iterations=1000, trial_medians=(0.02,), reference_medians=None, ratio=None, **extra):
+    info = {"solver": solver, "device": "cpu", "n": n, "iterations": iterations, "per_iteration_us": 99.0,
+            "trial_medians_s": list(trial_medians), **extra}
+    if reference_medians is not None:
+        info.update(reference_trial_medians_s=list(reference_medians), ratio_to_reference={"ratio": ratio})
+    return {"name": f"test_fssgd[{solver}-cpu-n{n}]", "extra_info": info}
+
+
+def test_per_step_times_are_paired_ratios_times_the_median_of_every_reference_trial_at_that_size():
+    run = [bench("numpy_loop", trial_medians=[0.010, 0.011, 0.030]),
+           bench("tf1_while_loop", reference_medians=[0.012, 0.013], ratio=0.5),
+           bench("numpy_lean", reference_medians=[0.014], ratio=2.0),
+           bench("numpy_lean", n=100_000, iterations=100, reference_medians=[0.5], ratio=0.25)]
+    anchor_to_reference(run)
+    info = {(b["extra_info"]["solver"], b["extra_info"]["n"]): b["extra_info"] for b in run}
+    # n = 1000 pools six reference trials (three its own, three beside others): median 0.0125 s / 1000 steps.
+    assert info["numpy_loop", 1000]["per_iteration_us"] == pytest.approx(12.5)
+    assert info["numpy_loop", 1000]["reference_trials_pooled"] == 6
+    assert info["tf1_while_loop", 1000]["per_iteration_us"] == pytest.approx(6.25)
+    assert info["numpy_lean", 1000]["per_iteration_us"] == pytest.approx(25.0)
+    # Another size has its own pool: 0.5 s / 100 steps × 0.25.
+    assert info["numpy_lean", 100_000]["per_iteration_us"] == pytest.approx(1250.0)
+
+
+def test_unpaired_benchmarks_and_figures_keep_their_own_per_step_time():
+    run = [bench("numpy_loop", figure="iteration_sweep"), bench("tf1_while_loop", figure="iteration_sweep")]
+    anchor_to_reference(run)
+    assert [b["extra_info"]["per_iteration_us"] for b in run] == [99.0, 99.0]
