@@ -1,7 +1,7 @@
-"""Regression gate: each benchmark's time as a ratio to a reference measured in the same run, against a committed baseline.
+"""Regression gate: each benchmark's time as a ratio to a reference timed beside it, against a committed baseline.
 
 Why ratios. Absolute times on shared CI machines drift by ±25% or more between runs; a
-ratio of two benchmarks timed in the same session on the same machine cancels that
+ratio to a reference timed on the same machine in the same moments cancels that
 common-mode drift, so a threshold of ~20% can stand.
 
 The reference is `numpy_loop` on the CPU at the same n, for every benchmark of the run,
@@ -16,59 +16,63 @@ GPU ones included:
   solvers/tensorflow_support.py) would cancel out of the ratios and never be seen.
 GPU-side contention is not cancelled by it; GPU baselines are keyed by GPU model, and
 an entry's threshold can be widened in the baseline file if one proves noisy.
-The reference itself is not gated (its ratio is 1) but must be present.
+The reference's own benchmark is not gated (its ratio is 1); figure benchmarks (the
+iteration sweep, time to accuracy) are not gated at all.
 
-Statistics, on the raw rounds (`stats.data`): the ratio is median(benchmark rounds) /
-median(reference rounds); its 90% interval comes from a seeded bootstrap that resamples
-both sets of rounds (scipy.stats.bootstrap, percentile method). A benchmark regresses only
-when the interval's lower end is above the baseline ratio × (1 + threshold) (and above
-the slowest ratio the baseline runs themselves showed): slower by more than the threshold
-*and* significantly so, 5% one-sided. An improvement is the mirror image, below
-ratio / (1 + threshold). A point estimate past a limit whose interval still reaches back
-over it is reported as inconclusive and does not fail.
+Statistics, from the paired trials of perf/trials.py, as perf/measure.py writes them into
+extra_info['ratio_to_reference']: each benchmark is timed in several independent trials,
+every round beside a round of the reference on the same problem; per trial the ratio is
+median(its rounds) / median(the reference's rounds), and the benchmark's ratio is the
+median of those with a 90% distribution-free interval from the variation between trials
+(perf/estimators.py). A benchmark regresses only when the interval's lower end is above
+the baseline ratio × (1 + threshold) (and above the slowest ratio the baseline runs
+themselves showed): slower by more than the threshold *and* significantly so, 5%
+one-sided. An improvement is the mirror image, below ratio / (1 + threshold). A point
+estimate past a limit whose interval still reaches back over it is reported as
+inconclusive and does not fail. CI now gates with the A/B gate instead (perf/ab_gate.py:
+two versions interleaved on one machine, no committed baseline); this baseline mode is
+for a machine that a committed baseline matches.
 
 Baselines live in perf/baselines/, one human-readable JSON file per key: profile, CPU
 model, GPU model (when the run has GPU benchmarks), TensorFlow distribution and version,
 NumPy version, TensorFlow threads; the things that change ratios, and not host name or
 clock. Per entry: ratio (median over the runs it was made from), its spread (low, high:
-the bootstrap intervals of one or two runs, the range of the ratios of three or more), rounds, the median seconds for reading only, and an optional `threshold`
-overriding the file's `default_threshold`; hand edits to thresholds survive a refresh.
+the between-trial intervals of one or two runs, the range of the ratios of three or more),
+trials, the median seconds for reading only, and an optional `threshold` overriding the
+file's `default_threshold`; hand edits to thresholds survive a refresh.
 
 Outcomes and exit statuses. Regressions and missing benchmarks (in the baseline, absent
 from the run: a broken TensorFlow install skips every TF benchmark, which must not pass
 as "no regression") fail: exit 1 for both pytest and the CLI. New benchmarks,
 improvements and inconclusive ones are reported and pass. A run that cannot be gated (no
-baseline for its key, an unreadable or corrupted baseline, no raw rounds) fails with
-pytest's usage-error status 4, or 2 from the CLI, and says what to do.
+baseline for its key, an unreadable or corrupted baseline or run, no paired ratios) fails
+with pytest's usage-error status 4, or 2 from the CLI, and says what to do.
 
     pytest perf --gate                         # gate against perf/baselines/<key>.json
     pytest perf --gate=FILE_OR_DIR             # another baseline file or folder
     pytest perf --gate-write-baseline          # write / refresh the baseline from this run
     python -m perf.gate RUN.json [--baseline FILE_OR_DIR]
     python -m perf.gate RUN.json [RUN2.json ...] --write   # baseline from one or more saved runs
-
-Saved runs need their raw rounds: --benchmark-json always has them, --benchmark-save needs
---benchmark-save-data (which --gate turns on).
 """
 
 import argparse
 import json
 import re
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from perf.estimators import CONFIDENCE  # the interval perf/measure.py wrote into extra_info
+from perf.runs import RunError, read_run
+
 REFERENCE_SOLVER, REFERENCE_DEVICE = "numpy_loop", "cpu"
 DEFAULT_THRESHOLD = 0.20
-CONFIDENCE = 0.90  # two-sided, so each limit is a one-sided 5% test
-RESAMPLES = 2000
-SEED = 20240917  # fixed: the same run always gets the same verdict
-MIN_ROUNDS = 3
 DEFAULT_BASELINES = Path(__file__).parent / "baselines"
 KEY_FIELDS = ("profile", "cpu_model", "gpu_model", "tensorflow_distribution", "tensorflow", "numpy", "threads")
+NO_PAIRED_RATIO = ("no paired ratio to numpy_loop (figure benchmarks are not gated; "
+                   "a run from an older suite has none)")
 
 FAILED, CANNOT_GATE_CLI = 1, 2
 BENCHMARK_ID = re.compile(r"\[(?P<solver>[A-Za-z0-9_]+)-(?P<device>cpu|gpu)-n(?P<n>\d+)\]")
@@ -81,33 +85,33 @@ class GateError(Exception):
 # ---------------------------------------------------------------------------- reading
 
 
-def load_json(path: Path, what: str) -> dict:
+def load_baseline_file(path: Path) -> dict:
     try:
         data = json.loads(Path(path).read_text())
     except OSError as error:
-        raise GateError(f"cannot read {what} {path}: {error.strerror or error}") from None
+        raise GateError(f"cannot read baseline {path}: {error.strerror or error}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise GateError(f"{what} {path} is not valid JSON ({error}); fix it, or delete it and write it again") from None
+        raise GateError(f"baseline {path} is not valid JSON ({error}); fix it, or delete it and write it again") from None
     if not isinstance(data, dict):
-        raise GateError(f"{what} {path} is not a JSON object")
+        raise GateError(f"baseline {path} is not a JSON object")
     return data
 
 
+def load_run(path: Path) -> dict:
+    try:
+        return read_run(path)
+    except RunError as error:
+        raise GateError(f"run {path}: {error}") from None
+
+
 def identify(bench: dict):
-    """(test function, solver, device, n, iterations) from extra_info, or from the id when the test failed
-    before filling it; iterations is None when unknown. A reference must match all but solver and device:
-    the figures time one n at many iteration counts."""
+    """(test function, solver, device, n) from extra_info, or from the id when the test failed before filling it."""
     info = bench.get("extra_info") or {}
     function = bench.get("name", "").split("[")[0]
     if {"solver", "device", "n"} <= info.keys():
-        return function, info["solver"], info["device"], int(info["n"]), info.get("iterations")
+        return function, info["solver"], info["device"], int(info["n"])
     match = BENCHMARK_ID.search(bench.get("name", ""))
-    return (function, match["solver"], match["device"], int(match["n"]), None) if match else None
-
-
-def raw_rounds(bench: dict):
-    data = (bench.get("stats") or {}).get("data")
-    return np.asarray(data, dtype=float) if data else None
+    return (function, match["solver"], match["device"], int(match["n"])) if match else None
 
 
 def run_key(run: dict) -> dict:
@@ -152,60 +156,37 @@ def describe_key(key: dict) -> str:
 # ---------------------------------------------------------------------------- measuring
 
 
-def ratio_of_medians(bench, reference, axis=-1):
-    return np.median(bench, axis=axis) / np.median(reference, axis=axis)
+def paired_ratio(info: dict) -> dict | None:
+    paired = info.get("ratio_to_reference")
+    if isinstance(paired, dict) and all(isinstance(paired.get(field), (int, float)) for field in ("ratio", "low", "high")):
+        return {field: float(paired[field]) for field in ("ratio", "low", "high")}
+    return None
 
 
-def ratio_interval(bench_rounds, reference_rounds, resamples: int = RESAMPLES) -> tuple[float, float, float]:
-    """median(bench)/median(reference) and its bootstrap interval, resampling the rounds of both."""
-    try:
-        from scipy import stats  # imported here: the plugin loads in every session, the gate runs in few
-    except ImportError:
-        raise GateError("the gate needs scipy (pip install scipy)") from None
-    ratio = float(ratio_of_medians(bench_rounds, reference_rounds))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # identical rounds make a degenerate, still correct, interval
-        interval = stats.bootstrap(
-            (bench_rounds, reference_rounds), ratio_of_medians, paired=False, vectorized=True,
-            confidence_level=CONFIDENCE, n_resamples=resamples, method="percentile",
-            rng=np.random.default_rng(SEED),
-        ).confidence_interval
-    return ratio, float(interval.low), float(interval.high)
-
-
-def measure(run: dict, resamples: int = RESAMPLES) -> dict:
-    """Per benchmark name: its ratio and interval, or why it has none (`problem`)."""
-    benches = {bench["name"]: bench for bench in run.get("benchmarks", [])}
-    if benches and all(raw_rounds(bench) is None for bench in benches.values()):
-        raise GateError("the run has no raw rounds (stats.data); write it with --benchmark-json, "
-                        "or --benchmark-save with --benchmark-save-data")
-    ids = {name: identify(bench) for name, bench in benches.items()}
-    references = {(ident[0], ident[3], ident[4]): name for name, ident in ids.items()
-                  if ident and ident[1:3] == (REFERENCE_SOLVER, REFERENCE_DEVICE)}
+def measure(run: dict) -> dict:
+    """Per benchmark name: its paired ratio and interval, or why it has none (`problem`); figures are left out."""
+    benches = [bench for bench in run.get("benchmarks", []) if "figure" not in (bench.get("extra_info") or {})]
     measured = {}
-    for name, bench in benches.items():
-        rounds = raw_rounds(bench)
-        entry = {"median_s": float(np.median(rounds)) if rounds is not None else bench["stats"].get("median")}
-        measured[name] = entry
-        if not ids[name]:
+    for bench in benches:
+        info = bench.get("extra_info") or {}
+        entry = {"median_s": (bench.get("stats") or {}).get("median"), "trials": len(info.get("trial_medians_s") or [])}
+        measured[bench["name"]] = entry
+        if not (ident := identify(bench)):
             entry["problem"] = "cannot tell solver, device and n (from extra_info or an id like solver-cpu-n1000)"
             continue
-        function, solver, device, n, iterations = ids[name]
-        reference = references.get((function, n, iterations))
-        entry["reference"] = reference or f"{function}[{REFERENCE_SOLVER}-{REFERENCE_DEVICE}-n{n}]"
-        if reference == name:
-            entry.update(is_reference=True, ratio=1.0, low=1.0, high=1.0, rounds=0 if rounds is None else len(rounds))
-            continue
-        reference_rounds = raw_rounds(benches[reference]) if reference else None
-        if reference is None:
-            entry["problem"] = f"its reference {entry['reference']} is not in this run"
-        elif rounds is None or reference_rounds is None:
-            entry["problem"] = "no raw rounds for it or its reference"
-        elif min(len(rounds), len(reference_rounds)) < MIN_ROUNDS:
-            entry["problem"] = f"fewer than {MIN_ROUNDS} rounds for it or its reference"
+        function, solver, device, n = ident
+        entry["reference"] = f"{function}[{REFERENCE_SOLVER}-{REFERENCE_DEVICE}-n{n}]"
+        if (solver, device) == (REFERENCE_SOLVER, REFERENCE_DEVICE):
+            entry.update(is_reference=True, ratio=1.0, low=1.0, high=1.0)
+        elif paired := paired_ratio(info):
+            entry.update(paired)
         else:
-            ratio, low, high = ratio_interval(rounds, reference_rounds, resamples)
-            entry.update(ratio=ratio, low=low, high=high, rounds=len(rounds))
+            entry["problem"] = NO_PAIRED_RATIO
+    unpaired = [entry for entry in measured.values() if entry.get("problem") == NO_PAIRED_RATIO]
+    if unpaired and not any("ratio" in entry and not entry.get("is_reference") for entry in measured.values()):
+        # A whole run without them is from an older suite; gated, it would pass with every benchmark inconclusive.
+        raise GateError("no benchmark of the run has a paired ratio to numpy_loop (extra_info['ratio_to_reference']); "
+                        "it is from an older suite: run the benchmarks again with this one")
     return measured
 
 
@@ -246,7 +227,7 @@ def find_baseline(location: Path, key: dict) -> tuple[Path, dict]:
     location = Path(location)
     path = location if location.suffix == ".json" else location / key_file_name(key)
     if path.exists():
-        baseline = check_baseline(load_json(path, "baseline"), path)
+        baseline = check_baseline(load_baseline_file(path), path)
         if differences := key_differences(baseline["key"], key):
             raise GateError(f"baseline {path} was made for another environment; not comparing. It differs in:\n  "
                             + "\n  ".join(differences) + f"\n{how_to_write(path)}")
@@ -268,21 +249,21 @@ def significant(value: float) -> float:
     return float(f"{value:.4g}")
 
 
-def make_baseline(runs: list[dict], previous: dict | None = None, resamples: int = RESAMPLES) -> dict:
+def make_baseline(runs: list[dict], previous: dict | None = None) -> dict:
     """A baseline from one or more runs of the same key; thresholds already in `previous` are kept."""
     keys = [run_key(run) for run in runs]
     for index, key in enumerate(keys[1:], start=2):
         if differences := key_differences(keys[0], key):
             raise GateError(f"run {index} has another key than run 1; a baseline pools runs of one environment:\n  "
                             + "\n  ".join(differences))
-    per_run = [measure(run, resamples) for run in runs]
+    per_run = [measure(run) for run in runs]
     previous_entries = (previous or {}).get("benchmarks", {})
     entries = {}
     for name in sorted({name for measured in per_run for name in measured}):
         found = [measured[name] for measured in per_run if "ratio" in measured.get(name, {})]
         if not found:
             continue
-        # The spread: one or two runs only have their bootstrap intervals; three or more show
+        # The spread: one or two runs only have their between-trial intervals; three or more show
         # the run-to-run range itself, which is what a gated run varies by.
         spread = [(one["low"], one["high"]) for one in found] if len(found) < 3 else [(one["ratio"],) * 2 for one in found]
         entry = {
@@ -290,7 +271,7 @@ def make_baseline(runs: list[dict], previous: dict | None = None, resamples: int
             "low": significant(min(low for low, _ in spread)),
             "high": significant(max(high for _, high in spread)),
             "runs": len(found),
-            "rounds": sum(one["rounds"] for one in found),
+            "trials": sum(one["trials"] for one in found),
             "reference": found[0]["reference"],
             "median_s": significant(float(np.median([one["median_s"] for one in found]))),
         }
@@ -302,11 +283,11 @@ def make_baseline(runs: list[dict], previous: dict | None = None, resamples: int
     if not entries:
         raise GateError("no benchmark in the run(s) has a ratio to its reference; nothing to write")
     return {
-        "about": "fssgd-bench gate baseline: per benchmark, median round time / median round time of "
-                 f"{REFERENCE_SOLVER}-{REFERENCE_DEVICE} at the same n in the same run (ratio: median over runs) and its "
-                 f"spread (low, high): the {CONFIDENCE:.0%} bootstrap intervals of 1-2 runs, the range of 3 or more "
-                 "runs' ratios. median_s is for reading "
-                 "only, never gated. Edit default_threshold or add a per-entry threshold by hand; see perf/gate.py.",
+        "about": "fssgd-bench gate baseline: per benchmark, the median over its trials of median round time / median "
+                 f"round time of {REFERENCE_SOLVER}-{REFERENCE_DEVICE} rounds timed beside them at the same n (ratio: "
+                 f"median over runs) and its spread (low, high): the {CONFIDENCE:.0%} between-trial intervals of 1-2 "
+                 "runs, the range of 3 or more runs' ratios. median_s is for reading only, never gated. "
+                 "Edit default_threshold or add a per-entry threshold by hand; see perf/gate.py.",
         "key": keys[0],
         "default_threshold": (previous or {}).get("default_threshold", DEFAULT_THRESHOLD),
         "made_from": [{"datetime": run.get("datetime"), "commit": (run.get("commit_info") or {}).get("id")}
@@ -387,10 +368,10 @@ def format_report(verdicts: dict, baseline_path) -> str:
     return "\n".join(lines)
 
 
-def gate(run: dict, location=DEFAULT_BASELINES, resamples: int = RESAMPLES) -> tuple[int, str]:
+def gate(run: dict, location=DEFAULT_BASELINES) -> tuple[int, str]:
     """(0 or FAILED, report); raises GateError when the run cannot be gated."""
     path, baseline = find_baseline(location, run_key(run))
-    verdicts = compare(baseline, measure(run, resamples))
+    verdicts = compare(baseline, measure(run))
     return (FAILED if failed(verdicts) else 0), format_report(verdicts, path)
 
 
@@ -398,7 +379,7 @@ def write_baseline(runs: list[dict], location=DEFAULT_BASELINES) -> str:
     location = Path(location)
     key = run_key(runs[0])
     path = location if location.suffix == ".json" else location / key_file_name(key)
-    previous = check_baseline(load_json(path, "baseline"), path) if path.exists() else None
+    previous = check_baseline(load_baseline_file(path), path) if path.exists() else None
     if previous and key_differences(previous["key"], key):
         previous = None  # another environment's thresholds do not carry over
     baseline = make_baseline(runs, previous)
@@ -415,14 +396,14 @@ def write_baseline(runs: list[dict], location=DEFAULT_BASELINES) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.gate", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.json",
-                        help="pytest-benchmark JSON with raw rounds (--benchmark-json, or saved with --benchmark-save-data)")
+                        help="a run of this suite (--benchmark-json, or saved with --benchmark-save)")
     parser.add_argument("--baseline", type=Path, default=DEFAULT_BASELINES, metavar="FILE_OR_DIR",
                         help=f"baseline file, or folder of <key>.json files (default: {DEFAULT_BASELINES})")
     parser.add_argument("--write", action="store_true",
                         help="write/refresh the baseline from the run(s) instead of gating; several runs are pooled")
     options = parser.parse_args(argv)
     try:
-        runs = [load_json(path, "run") for path in options.runs]
+        runs = [load_run(path) for path in options.runs]
         if options.write:
             print(write_baseline(runs, options.baseline))
             return 0
@@ -467,13 +448,11 @@ def pytest_configure(config):
     if location.is_dir() and any(location.glob("*.py")):
         raise pytest.UsageError(f"--gate took {location} as its baseline; write --gate=BASELINE, "
                                 "or put a bare --gate after the test paths")
-    config.option.benchmark_save_data = True  # saved runs keep the raw rounds the gate needs
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config, benchmarks, output_json):
-    if any("data" in (bench.get("stats") or {}) for bench in output_json.get("benchmarks", [])):
-        config.stash[RUN_JSON] = output_json
+    config.stash[RUN_JSON] = output_json
 
 
 def session_run(config) -> dict:
@@ -485,7 +464,7 @@ def session_run(config) -> dict:
         raise GateError("no benchmark was timed in this session (none selected, --benchmark-disable/--benchmark-skip, "
                         "or under xdist); run `pytest perf --gate` without -n")
     return config.hook.pytest_benchmark_generate_json(
-        config=config, benchmarks=session.benchmarks, include_data=True,
+        config=config, benchmarks=session.benchmarks, include_data=False,
         machine_info=session.get_machine_info(), commit_info={},
     )
 

@@ -1,7 +1,6 @@
 """Turn pytest-benchmark JSON runs into a Markdown report: tables, the model t = α + β·n, crossovers, plots."""
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import dataclass
@@ -11,7 +10,9 @@ from typing import NamedTuple
 import numpy as np
 
 from perf import report_figures
+from perf.estimators import CONFIDENCE
 from perf.report_format import number, table, weighted_line
+from perf.runs import RunError, newest_run, read_run
 
 REFERENCE_SOLVER = "numpy_loop"
 DECOMPOSITION_N = 1_000  # the size the question is about
@@ -29,16 +30,12 @@ STEP_COMPONENTS = (
 )
 
 
-class ResultError(Exception):
-    """A file that is not a usable pytest-benchmark result; the message is the one-line reason."""
-
-
 @dataclass(frozen=True)
 class Run:
     path: Path
     label: str
     document: dict
-    # (solver, device, n) -> per_iteration_us, setup_s, iterations, rounds, device_name
+    # (solver, device, n) -> per_iteration_us, setup_s, iterations, rounds, trials, ratio, device_name
     timings: dict
     notes: tuple[str, ...]
     # figure name -> its benchmarks (perf/report_figures.py), e.g. the iteration sweep
@@ -56,29 +53,6 @@ class Model(NamedTuple):
 
 
 # Loading -------------------------------------------------------------------------------------
-
-
-def newest_json(folder: Path) -> Path:
-    candidates = [path for path in folder.rglob("*.json") if path.is_file()]
-    if not candidates:
-        raise ResultError("no .json file in this folder")
-    # mtime orders saved runs (NNNN_*.json) and --benchmark-json files alike; the name breaks ties.
-    return max(candidates, key=lambda path: (path.stat().st_mtime, path.name))
-
-
-def read_document(path: Path) -> dict:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise ResultError(f"cannot read it ({error.strerror or error})") from None
-    try:
-        document = json.loads(raw)
-    except ValueError as error:
-        raise ResultError(f"not valid JSON, truncated? ({str(error).splitlines()[0]})") from None
-    if not (isinstance(document, dict) and isinstance(document.get("benchmarks"), list)
-            and isinstance(document.get("machine_info"), dict)):
-        raise ResultError("not a pytest-benchmark result (no 'benchmarks' list and 'machine_info')")
-    return document
 
 
 def timings_of(benchmarks: list) -> tuple[dict, list[str]]:
@@ -106,6 +80,9 @@ def timings_of(benchmarks: list) -> tuple[dict, list[str]]:
             "setup_s": extra.get("setup_s"),
             "iterations": extra.get("iterations"),
             "rounds": (benchmark.get("stats") or {}).get("rounds"),
+            "trials": extra.get("trials"),
+            # Paired in time with the reference, trial by trial (perf/trials.py); absent for the reference itself.
+            "ratio": extra.get("ratio_to_reference"),
             "device_name": extra.get("device_name"),
             "tensorflow": extra.get("tensorflow"),
         }
@@ -126,13 +103,13 @@ def run_label(document: dict, measured: list[dict]) -> str:
 
 
 def load_run(path: Path) -> Run:
-    document = read_document(path)
+    document = read_run(path)
     timings, notes = timings_of(document["benchmarks"])
     figures = {figure: entries for figure in (report_figures.SWEEP, report_figures.ACCURACY)
                if (entries := report_figures.figure_entries(document["benchmarks"], figure))}
     if not (timings or figures):
         reason = notes[0] if notes else "it holds no benchmarks"
-        raise ResultError(f"no benchmark with a per-iteration time ({reason})")
+        raise RunError(f"no benchmark with a per-iteration time ({reason})")
     measured = [{"device": device, **timing} for (_, device, _), timing in timings.items()]
     measured += [entry for entries in figures.values() for entry in entries]
     return Run(path, run_label(document, measured), document, timings, tuple(notes), figures)
@@ -202,18 +179,61 @@ def decomposition_n(timings: dict) -> int:
     return min(sizes, key=lambda n: abs(math.log(n / DECOMPOSITION_N)))
 
 
-def step_components(timings: dict, device: str, n: int) -> list[tuple[str, float, str]]:
-    """(component, µs per step, how it was derived) for each component whose solvers were measured."""
-    def per_step(solver):
-        timing = timings.get((solver, device, n))
-        return timing and timing["per_iteration_us"]
+class Interval(NamedTuple):
+    value: float
+    low: float
+    high: float
 
+    def __sub__(self, other: "Interval") -> "Interval":
+        # End to end: the widest the difference can be if each value lies within its own interval.
+        return Interval(self.value - other.value, self.low - other.high, self.high - other.low)
+
+    def scaled(self, factor: float) -> "Interval":
+        return Interval(self.value * factor, self.low * factor, self.high * factor)
+
+
+def ratio_to_reference(timings: dict, solver: str, device: str, n: int) -> Interval | None:
+    """The paired ratio to the reference with its interval; 1 for the reference itself; None when not measured."""
+    timing = timings.get((solver, device, n))
+    if timing is None:
+        return None
+    if solver == REFERENCE_SOLVER:
+        return Interval(1.0, 1.0, 1.0)
+    if ratio := timing.get("ratio"):
+        return Interval(ratio["ratio"], ratio["low"], ratio["high"])
+    return None
+
+
+def reference_timing(timings: dict, device: str, n: int) -> dict | None:
+    return timings.get((REFERENCE_SOLVER, reference_device(device, {(s, d) for s, d, _ in timings}), n))
+
+
+def step_components(timings: dict, device: str, n: int) -> list[tuple[str, Interval, str]]:
+    """(component, µs per step with its interval, how it was derived) for each component whose solvers were measured.
+
+    Each part is a difference of two solvers' paired ratios to the reference, times the reference's per-step
+    time: the solvers were timed minutes apart, but each beside the reference, so the machine's drift cancels.
+    """
+    reference = reference_timing(timings, device, n)
+    if reference is None:
+        return []
+    zero = Interval(0.0, 0.0, 0.0)
     rows = []
     for component, minuend, subtrahend in STEP_COMPONENTS:
-        if per_step(minuend) and (subtrahend is None or per_step(subtrahend)):
-            value = per_step(minuend) - (per_step(subtrahend) if subtrahend else 0.0)
-            rows.append((component, value, f"{minuend} − {subtrahend}" if subtrahend else minuend))
+        whole = ratio_to_reference(timings, minuend, device, n)
+        part = ratio_to_reference(timings, subtrahend, device, n) if subtrahend else zero
+        if whole and part:
+            rows.append((component, (whole - part).scaled(reference["per_iteration_us"]),
+                         f"{minuend} − {subtrahend}" if subtrahend else minuend))
     return rows
+
+
+def with_interval(interval: Interval | None) -> str:
+    if interval is None:
+        return "—"
+    if interval.low == interval.high:
+        return number(interval.value)
+    return f"{number(interval.value)} ({number(interval.low)} to {number(interval.high)})"
 
 
 # Markdown ------------------------------------------------------------------------------------
@@ -227,13 +247,13 @@ def size_tables(timings: dict) -> list[str]:
         ratio_header = f"× {REFERENCE_SOLVER}" + ("" if ref_device == device else f" ({ref_device})")
         rows = [
             [f"`{solver}`", number(timing["per_iteration_us"]), number(timing["setup_s"]),
-             number(timing["per_iteration_us"] / reference["per_iteration_us"]) if reference else "—",
-             number(timing["iterations"]), number(timing["rounds"])]
+             with_interval(ratio_to_reference(timings, solver, device, n)) if reference else "—",
+             number(timing["iterations"]), number(timing["trials"]), number(timing["rounds"])]
             for (solver, d, size), timing in sorted(timings.items(), key=lambda item: item[1]["per_iteration_us"])
             if (d, size) == (device, n)
         ]
         lines += [f"**{device}, n = {n:,}**", ""]
-        lines += table(["solver", "µs / iteration (median)", "setup s", ratio_header, "iterations", "rounds"], rows)
+        lines += table(["solver", "µs / iteration", "setup s", ratio_header, "iterations", "trials", "rounds"], rows)
     return lines
 
 
@@ -277,9 +297,9 @@ def decomposition_section(timings: dict) -> list[str]:
         components = step_components(timings, device, n)
         if not components:
             continue
-        whole = timings.get(("tf1_feed_dict", device, n))
-        rows = [[component, number(value),
-                 f"{value / whole['per_iteration_us']:.0%}" if whole else "—", f"`{derivation}`"]
+        whole = ratio_to_reference(timings, "tf1_feed_dict", device, n)
+        whole_us = whole.value * reference_timing(timings, device, n)["per_iteration_us"] if whole else None
+        rows = [[component, with_interval(value), f"{value.value / whole_us:.0%}" if whole_us else "—", f"`{derivation}`"]
                 for component, value, derivation in components]
         lines += [f"**Where a `tf1_feed_dict` step goes: {device}, n = {n:,}**", ""]
         lines += table(["component", "µs / step", "share of tf1_feed_dict", "derived as"], rows)
@@ -313,7 +333,12 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(runs)]
     lines = ["# FSSGD benchmark report", ""]
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
-    lines += ["Per-iteration time is the median round divided by the iterations per round. The model fits "
+    lines += ["Each benchmark is timed in independent trials (a fresh setup each); µs / iteration is the fastest "
+              f"trial's median round over its iterations. × {REFERENCE_SOLVER} is the median over trials of the "
+              f"benchmark's time over the {REFERENCE_SOLVER} rounds timed beside it, with its "
+              f"{CONFIDENCE:.0%} interval from the variation between trials; the decomposition's parts are "
+              f"differences of those ratios times {REFERENCE_SOLVER}'s µs / iteration, their intervals the two "
+              "intervals combined end to end. The model fits "
               "t(n) = α + β·n per solver and device: α is the fixed cost of one step, β the cost per sample; "
               f"n* (model) is where a solver's line meets `{REFERENCE_SOLVER}`'s; n* (measured) interpolates "
               "the measured ratio between the two sizes where it crosses 1.", ""]
@@ -418,12 +443,12 @@ def main(argv=None) -> int:
         shown = given
         try:
             if given.is_dir():
-                path = newest_json(given)
+                path = newest_run(given)
                 shown = f"{path} (newest in {given})"
             else:
                 path = given
             runs.append(load_run(path))
-        except ResultError as error:
+        except RunError as error:
             print(f"warning: {shown}: {error}; skipped", file=sys.stderr)
     if not runs:
         print("error: no usable pytest-benchmark result among the given paths", file=sys.stderr)

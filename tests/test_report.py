@@ -14,17 +14,21 @@ from perf import report, report_figures
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def benchmark_entry(solver, device, n, per_iteration_us, iterations=1_000, rounds=5):
-    """One benchmark as pytest-benchmark writes it, with the extra_info perf/test_fssgd.py records."""
+def benchmark_entry(solver, device, n, per_iteration_us, iterations=1_000, rounds=5, ratio=None, spread=0.05):
+    """One benchmark as pytest-benchmark writes it, with the extra_info perf/test_fssgd.py records; ratio: its paired
+    ratio to numpy_loop, with an interval of ± spread."""
     median = per_iteration_us * iterations * 1e-6
+    paired = {"ratio_to_reference": {"ratio": ratio, "low": ratio * (1 - spread), "high": ratio * (1 + spread)}} \
+        if ratio is not None else {}
     return {
         "group": f"n={n}", "name": f"test_fssgd[{solver}-{device}-n{n}]", "param": f"{solver}-{device}-n{n}",
+        "fullname": f"perf/test_fssgd.py::test_fssgd[{solver}-{device}-n{n}]",
         "params": {"device": device, "n": n},
         "extra_info": {
             "solver": solver, "device": device, "device_name": "Test CPU" if device == "cpu" else "Test GPU",
             "n": n, "iterations": iterations, "dtype": "float32", "setup_s": 0.05,
             "per_iteration_us": per_iteration_us, "w": 1.0, "b": 1.0, "loss": 1.0,
-            "tensorflow": "2.21.0", "numpy": "2.4.6",
+            "tensorflow": "2.21.0", "numpy": "2.4.6", "trials": 5, **paired,
         },
         "stats": {"median": median, "iqr": 0.0, "rounds": rounds, "data": [median] * rounds},
     }
@@ -42,9 +46,14 @@ def result_document(entries, tensorflow="2.21.0", profile="full"):
 
 
 def linear_run(lines, sizes=(100, 1_000, 10_000, 100_000), device="cpu"):
-    """Benchmarks whose per-iteration time is exactly α + β·n, for {solver: (α µs, β ns)}."""
-    return [benchmark_entry(solver, device, n, alpha + beta * 1e-3 * n)
-            for solver, (alpha, beta) in lines.items() for n in sizes]
+    """Benchmarks whose per-iteration time is exactly α + β·n, for {solver: (α µs, β ns)}, paired with numpy_loop's."""
+    def at(solver, n):
+        alpha, beta = lines[solver]
+        return alpha + beta * 1e-3 * n
+
+    return [benchmark_entry(solver, device, n, at(solver, n),
+                            ratio=at(solver, n) / at("numpy_loop", n) if solver != "numpy_loop" else None)
+            for solver in lines for n in sizes]
 
 
 def write(path, document):
@@ -111,9 +120,10 @@ def test_report_end_to_end(tmp_path, capsys):
     # The measured n* interpolates log-log between 1e4 and 1e5, close to the exact crossing of the lines.
     assert row and float(row[1].replace(",", "")) == pytest.approx(10_889, rel=0.03)
     assert "| `tf1_feed_dict` | cpu | 250 | 12.0 |" in text and "slower throughout" in text
-    # The per-size table: ratio to numpy_loop at the same n, e.g. (100 + 1) / (2 + 10) at n = 1,000.
-    assert "| `tf1_while_loop` | 101 | 0.0500 | 8.42 | 1,000 | 5 |" in text
-    assert "| arithmetic | 101 | 39% | `tf1_while_loop` |" in text
+    # The per-size table: the paired ratio to numpy_loop with its interval, e.g. (100 + 1) / (2 + 10) at n = 1,000.
+    assert "| `tf1_while_loop` | 101 | 0.0500 | 8.42 (8.00 to 8.84) | 1,000 | 5 | 5 |" in text
+    # A part of the step is a ratio (with its interval) times numpy_loop's µs per step: 8.42 × 12 = 101.
+    assert "| arithmetic | 101 (95.9 to 106) | 39% | `tf1_while_loop` |" in text
     assert str(out / "report.md") in capsys.readouterr().out
     pytest.importorskip("matplotlib")
     assert (out / "per_iteration_vs_n.png").stat().st_size > 0
@@ -122,14 +132,18 @@ def test_report_end_to_end(tmp_path, capsys):
 
 
 def test_step_decomposition_from_whichever_solvers_ran(tmp_path):
-    per_step = {"tf1_feed_dict": 300.0, "tf1_feed_dict_no_loss": 220.0, "tf1_constant": 200.0,
-                "tf1_constant_no_loss": 130.0, "tf1_while_loop": 10.0, "tf1_callable": 180.0}
-    timings, _ = report.timings_of([benchmark_entry(solver, "cpu", 1_000, us) for solver, us in per_step.items()])
+    # Ratios to numpy_loop (10 µs a step) with exact intervals, so each part is exact too.
+    ratios = {"tf1_feed_dict": 30.0, "tf1_feed_dict_no_loss": 22.0, "tf1_constant": 20.0,
+              "tf1_constant_no_loss": 13.0, "tf1_while_loop": 1.0, "tf1_callable": 18.0}
+    entries = [benchmark_entry(solver, "cpu", 1_000, 10.0 * ratio, ratio=ratio, spread=0.0)
+               for solver, ratio in ratios.items()]
+    timings, _ = report.timings_of(entries + [benchmark_entry("numpy_loop", "cpu", 1_000, 10.0)])
+    exact = lambda value: report.Interval(value, value, value)  # noqa: E731
     assert report.step_components(timings, "cpu", 1_000) == [
-        ("loss fetch", 80.0, "tf1_feed_dict − tf1_feed_dict_no_loss"),
-        ("feed_dict copies", 100.0, "tf1_feed_dict − tf1_constant"),
-        ("Session.run call overhead", 120.0, "tf1_constant_no_loss − tf1_while_loop"),
-        ("arithmetic", 10.0, "tf1_while_loop"),
+        ("loss fetch", exact(80.0), "tf1_feed_dict − tf1_feed_dict_no_loss"),
+        ("feed_dict copies", exact(100.0), "tf1_feed_dict − tf1_constant"),
+        ("Session.run call overhead", exact(120.0), "tf1_constant_no_loss − tf1_while_loop"),
+        ("arithmetic", exact(10.0), "tf1_while_loop"),
     ]
     del timings["tf1_constant", "cpu", 1_000]
     assert [row[0] for row in report.step_components(timings, "cpu", 1_000)] == [
@@ -188,7 +202,7 @@ def test_bad_files_are_named_and_the_others_still_reported(tmp_path, capsys):
     assert report.main([str(truncated), str(good), str(foreign), str(missing), "--out", str(tmp_path / "out")]) == 0
     warnings = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[1] for line in warnings] == [str(truncated), str(foreign), str(missing)]
-    assert "not valid JSON" in warnings[0] and "not a pytest-benchmark result" in warnings[1]
+    assert "not valid JSON" in warnings[0] and "not a pytest-benchmark saved run" in warnings[1]
     assert "TF 2.21.0" in (tmp_path / "out" / "report.md").read_text()
 
 
@@ -243,6 +257,7 @@ def figure_entry(test, solver, device, extra, median_s, rounds=5):
     """One benchmark of a figure beyond the per-step tables, as perf/measure.py records it."""
     return {
         "group": test, "name": f"{test}[{solver}-{device}]", "param": f"{solver}-{device}",
+        "fullname": f"perf/{test}.py::{test}[{solver}-{device}]",
         "extra_info": {"solver": solver, "device": device, "device_name": "Test CPU", "n": 1_000, "dtype": "float32",
                        "tensorflow": "2.21.0", "numpy": "2.4.6", **extra},
         "stats": {"median": median_s, "iqr": 0.0, "rounds": rounds, "data": [median_s] * rounds},
@@ -331,3 +346,9 @@ def test_measured_crossover_interpolates_between_the_sizes_where_the_ratio_cross
     # Ratio 10 at n = 1e3 and 0.1 at n = 1e5: the log-log midpoint, 1e4.
     assert report.measured_crossover(timings, "tf1_constant", "cpu", "cpu") == "≈10,000 (faster above)"
     assert report.measured_crossover(timings, "tf1_feed_dict", "cpu", "cpu") == "slower at every size"
+
+
+def test_a_part_of_the_step_carries_both_ratios_intervals_end_to_end():
+    whole, part = report.Interval(30.0, 28.0, 33.0), report.Interval(20.0, 19.0, 22.0)
+    assert whole - part == report.Interval(10.0, 6.0, 14.0)
+    assert (whole - part).scaled(2.0) == report.Interval(20.0, 12.0, 28.0)
