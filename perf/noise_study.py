@@ -1,77 +1,107 @@
-"""Noise study for the gate: do same-run ratios hold where absolute times drift? Runs the suite N times, then compares.
+"""Noise study of the A/B gate: its false alarms on identical versions, and its catch rate for real slowdowns.
 
-    python -m perf.noise_study --runs 10 --out .noise-study            # ~N × the suite's time
-    python -m perf.noise_study --out .noise-study --analyze-only       # re-read the saved runs
-    python -m perf.noise_study --runs 10 --out DIR -- --profile full   # extra pytest arguments after --
+    python -m perf.noise_study --repeats 10 --out .noise-study       # ~3 minutes a repeat on 2 cores
+    python -m perf.noise_study --out .noise-study --analyze-only    # re-read the saved repeats
 
-For each benchmark it prints the run-to-run spread of its absolute median and of its gated
-ratio (max/min over runs), the largest deviation of a run's ratio from the median ratio
-(a threshold below that would have fired on unchanged code), and the leave-one-out gate
-verdicts: each run gated against a baseline pooled from all the others. The pooled
-baseline of all runs can then be written with `python -m perf.gate DIR/run-*.json --write`.
+Each repeat starts fresh workers for one control and several variants of this working tree, and
+times them interleaved exactly as `perf/ab_gate.py` does: an identical copy (A/A) and copies whose
+every timed call is slowed by 1.1x, 1.25x and 1.5x (FSSGD_SLOWDOWN, a real busy wait inside the timed
+call). Every variant is then judged against the control with the gate's own verdict and threshold:
+a REGRESSION on the A/A copy is a false alarm, one on a slowed copy a catch. For every benchmark it
+prints the counts, and the largest A/A deviation seen, the threshold below which the A/A copy would
+have failed.
 """
 
 import argparse
-import subprocess
+import json
 import sys
 from pathlib import Path
 
-import numpy as np
+from perf import ab_gate
+from perf.profiles import PROFILES
 
-from perf import gate
+CONTROL = "control"
+FACTORS = (1.1, 1.25, 1.5)
 
 
-def record(runs: int, out: Path, pytest_args: list[str]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for index in range(runs):
-        path = out / f"run-{index:02d}.json"
-        print(f"run {index + 1}/{runs} -> {path}", flush=True)
-        subprocess.run([sys.executable, "-m", "pytest", "perf", "-q", "-p", "no:cacheprovider",
-                        f"--benchmark-json={path}", *pytest_args], check=False, stdout=subprocess.DEVNULL)
+def variants(factors) -> dict[str, str]:
+    """{label: FSSGD_SLOWDOWN}: the control, an identical copy, and one slowed copy per factor."""
+    return {CONTROL: "", "A/A": "", **{f"x{factor:g}": f"*={factor:g}" for factor in factors}}
+
+
+def record(repeat: int, out: Path, options) -> Path:
+    versions = [ab_gate.Version(label, f"the working tree{f', slowed by {slowdown}' if slowdown else ''}", ab_gate.ROOT,
+                                sys.executable, slowdown)
+                for label, slowdown in variants(options.factors).items()]
+    profile = PROFILES[options.profile]
+    with ab_gate.started(versions, options.threads) as workers:
+        available = workers[CONTROL].ask({"op": "solvers"})["solvers"]
+        solvers = options.solvers.split(",") if options.solvers else None
+        benchmarks = ab_gate.benchmarks_of(available, solvers, ["cpu"], profile)
+        outcomes = ab_gate.interleaved(workers, benchmarks, options.trials, profile, seed=ab_gate.SEED + repeat)
+    path = out / f"repeat-{repeat:02d}.json"
+    path.write_text(json.dumps({
+        "threshold": options.threshold,
+        "rows": {label: [ab_gate.verdict(outcome, CONTROL, label, options.threshold) for outcome in outcomes]
+                 for label in workers if label != CONTROL},
+    }, indent=1))
+    return path
 
 
 def analyze(paths: list[Path]) -> str:
-    runs = [gate.load_json(path, "run") for path in paths]
-    measured = [gate.measure(run) for run in runs]
-    verdicts = {}
-    for index, run in enumerate(runs):
-        others = runs[:index] + runs[index + 1:]
-        result = gate.compare(gate.make_baseline(others), measured[index])
-        for verdict, rows in result.items():
+    repeats = [json.loads(path.read_text()) for path in paths]
+    labels = list(repeats[0]["rows"])
+    counts, aa_deviation = {}, {}
+    for repeat in repeats:
+        for label, rows in repeat["rows"].items():
             for row in rows:
-                verdicts.setdefault(row["name"], []).append(verdict)
-    names = sorted({name for one in measured for name in one if "ratio" in one[name] and not one[name].get("is_reference")})
-    width = max(map(len, names), default=10)
-    lines = [f"{len(runs)} runs; spread = max/min over runs; deviation = largest |run ratio / median ratio - 1|",
-             f"{'benchmark':<{width}}  {'time spread':>11}  {'ratio spread':>12}  {'deviation':>9}  leave-one-out verdicts"]
-    for name in names:
-        seconds = [one[name]["median_s"] for one in measured if name in one]
-        ratios = [one[name]["ratio"] for one in measured if "ratio" in one.get(name, {})]
-        deviation = max(abs(ratio / np.median(ratios) - 1) for ratio in ratios)
-        counts = ", ".join(f"{verdicts[name].count(v)} {v}" for v in dict.fromkeys(verdicts.get(name, [])))
-        lines.append(f"{name:<{width}}  {max(seconds) / min(seconds):>11.2f}  {max(ratios) / min(ratios):>12.2f}"
-                     f"  {deviation:>9.0%}  {counts}")
+                tally = counts.setdefault(row["benchmark"], {}).setdefault(label, {})
+                tally[row["verdict"]] = tally.get(row["verdict"], 0) + 1
+                if label == "A/A" and "ratio" in row:
+                    deviation = max(row["ratio"], 1 / row["ratio"]) - 1
+                    aa_deviation[row["benchmark"]] = max(aa_deviation.get(row["benchmark"], 0), deviation)
+    width = max(map(len, counts), default=10)
+    lines = [f"{len(repeats)} repeats, threshold +{repeats[0]['threshold']:.0%}; per variant: regressions / comparisons"
+             f" (A/A: false alarms; slowed: catches); A/A max: largest A/A deviation of the median ratio from 1",
+             f"{'benchmark':<{width}}  " + "  ".join(f"{label:>8}" for label in labels) + "  A/A max"]
+    totals = {label: [0, 0] for label in labels}
+    for name, by_label in counts.items():
+        cells = []
+        for label in labels:
+            tally = by_label.get(label, {})
+            caught, compared = tally.get("regression", 0), sum(tally.values())
+            totals[label][0] += caught
+            totals[label][1] += compared
+            cells.append(f"{caught:>3}/{compared:<4}")
+        deviation = f"{aa_deviation[name]:.1%}" if name in aa_deviation else "-"
+        lines.append(f"{name:<{width}}  " + "  ".join(f"{cell:>8}" for cell in cells) + f"  {deviation:>7}")
+    lines.append(f"{'all':<{width}}  " + "  ".join(f"{f'{c}/{n}':>8}" for c, n in totals.values()))
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.noise_study", description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path(".noise-study"))
-    parser.add_argument("--analyze-only", action="store_true", help="only read the runs already in --out")
-    parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest, e.g. --profile full")
+    parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
+    parser.add_argument("--factors", type=lambda text: tuple(float(f) for f in text.split(",")), default=FACTORS,
+                        help="slowdowns to inject, comma-separated (default: 1.1,1.25,1.5)")
+    parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
+    parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
+    parser.add_argument("--trials", type=int, default=ab_gate.DEFAULT_TRIALS)
+    parser.add_argument("--threshold", type=float, default=ab_gate.DEFAULT_THRESHOLD)
+    parser.add_argument("--threads", type=int, default=1)
     options = parser.parse_args(argv)
+    options.out.mkdir(parents=True, exist_ok=True)
     if not options.analyze_only:
-        record(options.runs, options.out, options.pytest_args)
-    paths = sorted(options.out.glob("run-*.json"))
-    if len(paths) < 3:
-        print(f"need at least 3 runs in {options.out}, found {len(paths)}", file=sys.stderr)
+        start = len(list(options.out.glob("repeat-*.json")))  # more repeats add to the ones already there
+        for repeat in range(start, start + options.repeats):
+            print(f"repeat {repeat + 1 - start}/{options.repeats} -> {record(repeat, options.out, options)}", flush=True)
+    paths = sorted(options.out.glob("repeat-*.json"))
+    if not paths:
+        print(f"no repeats in {options.out}", file=sys.stderr)
         return 2
-    try:
-        print(analyze(paths))
-    except gate.GateError as error:
-        print(f"noise study: {error}", file=sys.stderr)
-        return 2
+    print(analyze(paths))
     return 0
 
 
