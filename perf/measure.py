@@ -17,6 +17,9 @@ from solvers.reference import mismatch
 
 # Every benchmark of the per-step tables is paired with this one, round by round, on the same problem.
 REFERENCE_SOLVER, REFERENCE_DEVICE = "numpy_loop", "cpu"
+# Caps the reference's n × iterations: at n = 1e6 a round of 1,000 steps takes 5 s, beside every round. Its
+# per-call cost is half a step, so the 100 steps left there move its per-step time by 0.5%.
+REFERENCE_MAX_SAMPLE_STEPS = 10**8
 
 # TensorFlow reports no per-op placement for these; strict placement (no soft placement) still guards them.
 PLACEMENT_UNRECORDED = {"tf2_function_xla": "XLA runs the whole loop as one compiled cluster and reports no op placement"}
@@ -58,12 +61,22 @@ def measured(benchmark, solver, device, problem, iterations, profile, paired):
     if benchmark.disabled:  # nothing is timed: one setup and one call check the answer
         with open_run(True) as (run, _):
             return benchmark.pedantic(run, args=(iterations,)), None, placement.get("devices")
-    reference = solvers.get(REFERENCE_SOLVER)
-    open_reference = (lambda: reference.prepare(problem, REFERENCE_DEVICE)) if paired else None
-    with Trials(open_run, iterations, profile.trials, profile.rounds_per_trial, open_reference,
+    with Trials(open_run, iterations, profile.trials, profile.rounds_per_trial,
+                partial(reference_beside, problem, reference_iterations(problem.n, iterations)) if paired else None,
                 slowdown=slowdown_of(solver.name)) as trials:
         fit = benchmark.pedantic(trials.call, setup=trials.setup, teardown=trials.teardown, rounds=trials.total_rounds)
     return fit, trials, placement.get("devices")
+
+
+def reference_iterations(n: int, iterations: int) -> int:
+    return min(iterations, max(1, REFERENCE_MAX_SAMPLE_STEPS // n))
+
+
+@contextmanager
+def reference_beside(problem, iterations: int):
+    """The reference's run on the same problem, at its own iteration count whatever the benchmark's."""
+    with solvers.get(REFERENCE_SOLVER).prepare(problem, REFERENCE_DEVICE) as run:
+        yield lambda _: run(iterations)
 
 
 @contextmanager
@@ -104,7 +117,7 @@ def assert_matches_reference(fit, solver, n):
     assert error is None, error
 
 
-def trial_figures(trials: Trials, iterations: int) -> dict:
+def trial_figures(trials: Trials, n: int, iterations: int) -> dict:
     """What the trials say, for extra_info: the per-step estimate, every trial's median, and the paired ratio.
 
     per_iteration_us is the fastest trial's median here; for paired benchmarks anchor_to_reference replaces it
@@ -119,15 +132,19 @@ def trial_figures(trials: Trials, iterations: int) -> dict:
     }
     if trials.open_reference:
         reference_medians = [trial.reference_median_s() for trial in trials.trials]
-        ratio, low, high = estimators.median_interval(estimators.paired_ratios(medians, reference_medians))
-        figures.update(reference_trial_medians_s=reference_medians, reference=f"{REFERENCE_SOLVER}-{REFERENCE_DEVICE}",
-                       ratio_to_reference={"ratio": ratio, "low": low, "high": high})
+        steps = reference_iterations(n, iterations)
+        # Per step on both sides: the reference may run fewer steps a round than the benchmark.
+        ratios = estimators.paired_ratios([median / iterations for median in medians],
+                                          [median / steps for median in reference_medians])
+        ratio, low, high = estimators.median_interval(ratios)
+        figures.update(reference=f"{REFERENCE_SOLVER}-{REFERENCE_DEVICE}", reference_trial_medians_s=reference_medians,
+                       reference_iterations=steps, ratio_to_reference={"ratio": ratio, "low": low, "high": high})
     return figures
 
 
 def record(benchmark, solver, device, n, fit, trials, placement, **figure):
     """The extra_info every benchmark carries (DESIGN.md), plus what its figure needs."""
-    timing = trial_figures(trials, fit.iterations) if trials else {"per_iteration_us": None}  # None: --benchmark-disable
+    timing = trial_figures(trials, n, fit.iterations) if trials else {"per_iteration_us": None}  # None: --benchmark-disable
     benchmark.extra_info.update(
         solver=solver.name, device=device, device_name=environment.device_name(device), n=n,
         iterations=fit.iterations, dtype=solver.dtype, **timing,
@@ -141,24 +158,24 @@ def anchor_to_reference(benchmarks: list[dict]) -> None:
     Why. Benchmarks run minutes apart, and the machine's speed drifts between them, so one benchmark's
     fastest trial over another's carries that drift (1.2-1.35x over three identical quick runs here). Every
     paired ratio was measured beside the reference, and the reference was timed all through the run: the
-    median of all its trial medians at the same n and iterations is the run's steadiest figure. Applied to
+    median of all its trials' per-step times at the same n is the run's steadiest figure. Applied to
     the JSON pytest-benchmark writes (saved runs and --benchmark-json alike); the reference's own benchmark
     gets that median too.
     """
-    pools = {}
+    pools = {}  # n -> per-step seconds of every reference trial
     for bench in benchmarks:
         info = bench.get("extra_info") or {}
-        key = (info.get("n"), info.get("iterations"))
+        pool = pools.setdefault(info.get("n"), [])
         if info.get("solver") == REFERENCE_SOLVER and info.get("device") == REFERENCE_DEVICE and not info.get("figure"):
-            pools.setdefault(key, []).extend(info.get("trial_medians_s") or [])
-        pools.setdefault(key, []).extend(info.get("reference_trial_medians_s") or [])
+            pool.extend(median / info["iterations"] for median in info.get("trial_medians_s") or [])
+        pool.extend(median / info["reference_iterations"] for median in info.get("reference_trial_medians_s") or [])
     for bench in benchmarks:
         info = bench.get("extra_info") or {}
-        pool = pools.get((info.get("n"), info.get("iterations")))
+        pool = pools.get(info.get("n"))
         is_reference = info.get("solver") == REFERENCE_SOLVER and not info.get("figure")
         if not pool or not (is_reference or info.get("ratio_to_reference")):
             continue
-        reference_us = statistics.median(pool) / info["iterations"] * 1e6
+        reference_us = statistics.median(pool) * 1e6
         ratio = 1.0 if is_reference else info["ratio_to_reference"]["ratio"]
         info.update(per_iteration_us=ratio * reference_us, reference_per_iteration_us=reference_us,
                     reference_trials_pooled=len(pool))

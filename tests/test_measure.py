@@ -9,7 +9,8 @@ def bench(solver, n=1000, iterations=1000, trial_medians=(0.02,), reference_medi
     info = {"solver": solver, "device": "cpu", "n": n, "iterations": iterations, "per_iteration_us": 99.0,
             "trial_medians_s": list(trial_medians), **extra}
     if reference_medians is not None:
-        info.update(reference_trial_medians_s=list(reference_medians), ratio_to_reference={"ratio": ratio})
+        info.update(reference_trial_medians_s=list(reference_medians), ratio_to_reference={"ratio": ratio},
+                    reference_iterations=iterations)
     return {"name": f"test_fssgd[{solver}-cpu-n{n}]", "extra_info": info}
 
 
@@ -17,7 +18,9 @@ def test_per_step_times_are_paired_ratios_times_the_median_of_every_reference_tr
     run = [bench("numpy_loop", trial_medians=[0.010, 0.011, 0.030]),
            bench("tf1_while_loop", reference_medians=[0.012, 0.013], ratio=0.5),
            bench("numpy_lean", reference_medians=[0.014], ratio=2.0),
-           bench("numpy_lean", n=100_000, iterations=100, reference_medians=[0.5], ratio=0.25)]
+           bench("numpy_lean", n=100_000, iterations=100, reference_medians=[0.5], ratio=0.25),
+           bench("tf1_callable", n=100_000, iterations=100, reference_medians=[0.5], ratio=0.25)]
+    run[-1]["extra_info"]["reference_iterations"] = 50  # a reference timed over fewer steps: 0.5 s / 50
     anchor_to_reference(run)
     info = {(b["extra_info"]["solver"], b["extra_info"]["n"]): b["extra_info"] for b in run}
     # n = 1000 pools six reference trials (three its own, three beside others): median 0.0125 s / 1000 steps.
@@ -25,11 +28,27 @@ def test_per_step_times_are_paired_ratios_times_the_median_of_every_reference_tr
     assert info["numpy_loop", 1000]["reference_trials_pooled"] == 6
     assert info["tf1_while_loop", 1000]["per_iteration_us"] == pytest.approx(6.25)
     assert info["numpy_lean", 1000]["per_iteration_us"] == pytest.approx(25.0)
-    # Another size has its own pool: 0.5 s / 100 steps × 0.25.
-    assert info["numpy_lean", 100_000]["per_iteration_us"] == pytest.approx(1250.0)
+    # Another size has its own pool of per-step times, 5 ms and 10 ms: median 7.5 ms × 0.25.
+    assert info["numpy_lean", 100_000]["per_iteration_us"] == pytest.approx(1875.0)
 
 
 def test_unpaired_benchmarks_and_figures_keep_their_own_per_step_time():
     run = [bench("numpy_loop", figure="iteration_sweep"), bench("tf1_while_loop", figure="iteration_sweep")]
     anchor_to_reference(run)
     assert [b["extra_info"]["per_iteration_us"] for b in run] == [99.0, 99.0]
+
+
+def test_a_reference_timed_over_fewer_steps_is_compared_per_step(monkeypatch):
+    from types import SimpleNamespace
+
+    from perf import measure
+    from perf.trials import Trial
+
+    monkeypatch.setattr(measure, "REFERENCE_MAX_SAMPLE_STEPS", 1_000 * 100)  # n = 1000: 100 reference steps
+    trial = Trial(setup_s=0.1, first_run_s=0.02, rounds_s=[0.02] * 3, reference_rounds_s=[0.001] * 3)
+    trials = SimpleNamespace(trials=[trial] * 5, rounds_per_trial=3, warm_up_each_trial=False, open_reference=object())
+    figures = measure.trial_figures(trials, n=1_000, iterations=1_000)
+    # 20 µs a step against the reference's 10 µs a step (1 ms over 100 steps).
+    assert figures["reference_iterations"] == 100
+    assert figures["ratio_to_reference"] == {"ratio": pytest.approx(2.0), "low": pytest.approx(2.0),
+                                             "high": pytest.approx(2.0)}
