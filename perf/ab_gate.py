@@ -18,7 +18,8 @@ Every benchmark gets `--trials` trials on each side; in each pass the benchmarks
 each benchmark's two trials run back to back in random order, so a slow state of the machine
 either hits both trials of a pair or a different benchmark each time (randomized interleaved
 trials: Abedi & Brecht, ICPE 2017; asv's `continuous`). A trial is a fresh setup, a warm-up and a
-few rounds of `iterations` steps, sized once per benchmark so that a round takes about ROUND_S.
+few rounds of `iterations` steps (times `loops` calls, for solvers whose run takes microseconds), sized
+once per benchmark on the baseline so that a round takes about ROUND_S.
 
 Per pair of trials the ratio is median(candidate rounds) / median(baseline rounds). The verdict
 reads the median of those ratios and its 90% distribution-free interval (perf/estimators.py):
@@ -50,7 +51,9 @@ WORKER = Path(__file__).resolve().parent / "trials.py"
 ROUND_S = 0.03
 MIN_ITERATIONS = 10
 ROUNDS_PER_TRIAL = 3
-DEFAULT_TRIALS = 5
+# Eight: the fewest whose 90% interval of the median drops the lowest and the highest trial, so one trial in
+# a slow state (or a TF1 session in its slower mode) cannot decide a verdict alone.
+DEFAULT_TRIALS = 8
 # From the noise study (python -m perf.noise_study): see README "The regression gate".
 DEFAULT_THRESHOLD = 0.10
 SEED = 20261130  # the shuffles are seeded, so a rerun replays the same order
@@ -86,6 +89,7 @@ class Outcome:
     """One benchmark's trials on each version, or why it has none."""
     benchmark: Benchmark
     iterations: int = 0
+    loops: int = 1  # calls of run(iterations) a round
     trials: dict = field(default_factory=dict)  # version label -> [trial dicts]
     problem: str | None = None  # "missing", "new", "error: ...", "skipped: ..."
 
@@ -167,14 +171,23 @@ def benchmarks_of(available: dict, solvers: list[str] | None, devices: list[str]
     return [Benchmark(name, device, n) for name in names for device in devices for n in profile.sizes]
 
 
-def calibrated_iterations(worker: Worker, benchmark: Benchmark, most: int) -> int:
-    """Steps per round for about ROUND_S, from the fastest of three short calls, within [MIN_ITERATIONS, most]."""
-    reply = worker.ask({"op": "trial", "solver": benchmark.solver, "device": benchmark.device, "n": benchmark.n,
-                        "iterations": MIN_ITERATIONS, "max_rounds": 3})
-    if "trial" not in reply:
-        return 0
-    per_step_s = min(reply["trial"]["rounds_s"]) / MIN_ITERATIONS
-    return max(MIN_ITERATIONS, min(most, int(ROUND_S / per_step_s)))
+def calibrated(worker: Worker, benchmark: Benchmark, most: int) -> tuple[int, int]:
+    """(steps a call, calls a round) for rounds of about ROUND_S: steps within [MIN_ITERATIONS, most] from the
+    fastest of three short calls, then calls enough to fill the round where most steps still fall short.
+    (0, 0) when the solver fails."""
+    def fastest_call_s(iterations):
+        reply = worker.ask({"op": "trial", "solver": benchmark.solver, "device": benchmark.device, "n": benchmark.n,
+                            "iterations": iterations, "max_rounds": 3})
+        return min(reply["trial"]["rounds_s"]) if "trial" in reply else None
+
+    if (short_s := fastest_call_s(MIN_ITERATIONS)) is None:
+        return 0, 0
+    iterations = max(MIN_ITERATIONS, min(most, int(ROUND_S / (short_s / MIN_ITERATIONS))))
+    if iterations < most:
+        return iterations, 1
+    if (call_s := fastest_call_s(iterations)) is None:
+        return 0, 0
+    return iterations, max(1, round(ROUND_S / call_s))
 
 
 def interleaved(workers: dict, benchmarks: list[Benchmark], trials: int, profile, seed: int = SEED,
@@ -202,7 +215,7 @@ def interleaved(workers: dict, benchmarks: list[Benchmark], trials: int, profile
         if lacking := [label for label in labels if reasons[label]]:
             outcome.problem = f"error on {lacking[0]}: {reasons[lacking[0]]}"
             continue
-        outcome.iterations = calibrated_iterations(first, benchmark, profile.iterations_at(benchmark.n))
+        outcome.iterations, outcome.loops = calibrated(first, benchmark, profile.iterations_at(benchmark.n))
         if not outcome.iterations:
             outcome.problem = "error: it failed on the baseline while sizing its rounds"
         outcome.trials = {label: [] for label in labels}
@@ -215,7 +228,7 @@ def interleaved(workers: dict, benchmarks: list[Benchmark], trials: int, profile
                     break
                 benchmark = outcome.benchmark
                 reply = workers[label].ask({"op": "trial", "solver": benchmark.solver, "device": benchmark.device,
-                                            "n": benchmark.n, "iterations": outcome.iterations,
+                                            "n": benchmark.n, "iterations": outcome.iterations, "loops": outcome.loops,
                                             "max_rounds": ROUNDS_PER_TRIAL})
                 if "trial" in reply:
                     outcome.trials[label].append(reply["trial"])
@@ -234,7 +247,7 @@ def trial_median(trial: dict) -> float:
 
 def verdict(outcome: Outcome, baseline: str, candidate: str, threshold: float) -> dict:
     """The row for one benchmark: ratio candidate/baseline with its interval, and what it means."""
-    row = {"benchmark": outcome.benchmark.name, "iterations": outcome.iterations}
+    row = {"benchmark": outcome.benchmark.name, "iterations": outcome.iterations, "loops": outcome.loops}
     if outcome.problem:
         kind = outcome.problem.split(":")[0].split(" ")[0]
         return {**row, "verdict": kind, "why": outcome.problem}
@@ -259,13 +272,13 @@ def format_report(rows: list[dict], baseline: Version, candidate: Version, thres
     lines = [f"ab-gate: candidate {candidate.description} / baseline {baseline.description}, per benchmark the median of paired trial ratios, "
              f"{estimators.CONFIDENCE:.0%} interval, threshold +{threshold:.0%}"]
     width = max((len(row["benchmark"]) for row in rows), default=10)
-    lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'steps':>6}")
+    lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'steps × calls':>13}")
     for row in rows:
         if "ratio" in row:
             interval = f"[{row['low']:.3f}, {row['high']:.3f}]"
-            figures = f"{row['ratio']:>7.3f}  {interval:<17} {row['iterations']:>6}"
+            figures = f"{row['ratio']:>7.3f}  {interval:<17} {row['iterations']:>6} × {row['loops']:<4}"
         else:
-            figures = f"{'-':>7}  {'':<17} {'':>6}"
+            figures = f"{'-':>7}  {'':<17} {'':>13}"
         lines.append(f"  {row['benchmark']:<{width}}  {row['verdict'].upper():<12} {figures}"
                      + (f"  ({row['why']})" if row.get("why") else ""))
     counts = {}
@@ -303,7 +316,7 @@ def main(argv=None) -> int:
     parser.add_argument("--devices", default="cpu", help="comma-separated devices (default: cpu)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="sizes and the most steps a round")
     parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS, help=f"trials per version and benchmark "
-                        f"(default: {DEFAULT_TRIALS}, the fewest with a 90%% interval)")
+                        f"(default: {DEFAULT_TRIALS})")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"slowdown that fails, as a fraction (default: {DEFAULT_THRESHOLD})")
     parser.add_argument("--threads", type=int, default=1,

@@ -1,15 +1,15 @@
 """Noise study of the A/B gate: its false alarms on identical versions, and its catch rate for real slowdowns.
 
-    python -m perf.noise_study --repeats 10 --out .noise-study       # ~3 minutes a repeat on 2 cores
+    python -m perf.noise_study --repeats 5 --out .noise-study        # ~6 minutes a repeat on 2 cores
     python -m perf.noise_study --out .noise-study --analyze-only    # re-read the saved repeats
 
 Each repeat starts fresh workers for one control and several variants of this working tree, and
-times them interleaved exactly as `perf/ab_gate.py` does: an identical copy (A/A) and copies whose
+times them interleaved exactly as `perf/ab_gate.py` does: identical copies (A/A) and copies whose
 every timed call is slowed by 1.1x, 1.25x and 1.5x (FSSGD_SLOWDOWN, a real busy wait inside the timed
 call). Every variant is then judged against the control with the gate's own verdict and threshold:
-a REGRESSION on the A/A copy is a false alarm, one on a slowed copy a catch. For every benchmark it
-prints the counts, and the largest A/A deviation seen, the threshold below which the A/A copy would
-have failed.
+a REGRESSION on an A/A copy is a false alarm, one on a slowed copy a catch. For every benchmark it
+prints the counts, and the largest A/A deviation seen, the threshold below which an A/A copy would
+have failed. The A/A copies of one repeat share its control, so their comparisons are not independent.
 """
 
 import argparse
@@ -24,15 +24,16 @@ CONTROL = "control"
 FACTORS = (1.1, 1.25, 1.5)
 
 
-def variants(factors) -> dict[str, str]:
-    """{label: FSSGD_SLOWDOWN}: the control, an identical copy, and one slowed copy per factor."""
-    return {CONTROL: "", "A/A": "", **{f"x{factor:g}": f"*={factor:g}" for factor in factors}}
+def variants(factors, identical: int) -> dict[str, str]:
+    """{label: FSSGD_SLOWDOWN}: the control, identical copies (A/A), and one slowed copy per factor."""
+    return {CONTROL: "", **{f"A/A-{copy + 1}": "" for copy in range(identical)},
+            **{f"x{factor:g}": f"*={factor:g}" for factor in factors}}
 
 
 def record(repeat: int, out: Path, options) -> Path:
     versions = [ab_gate.Version(label, f"the working tree{f', slowed by {slowdown}' if slowdown else ''}", ab_gate.ROOT,
                                 sys.executable, slowdown)
-                for label, slowdown in variants(options.factors).items()]
+                for label, slowdown in variants(options.factors, options.identical).items()]
     profile = PROFILES[options.profile]
     with ab_gate.started(versions, options.threads) as workers:
         available = workers[CONTROL].ask({"op": "solvers"})["solvers"]
@@ -57,7 +58,7 @@ def analyze(paths: list[Path]) -> str:
             for row in rows:
                 tally = counts.setdefault(row["benchmark"], {}).setdefault(label, {})
                 tally[row["verdict"]] = tally.get(row["verdict"], 0) + 1
-                if label == "A/A" and "ratio" in row:
+                if label.startswith("A/A") and "ratio" in row:
                     deviation = max(row["ratio"], 1 / row["ratio"]) - 1
                     aa_deviation[row["benchmark"]] = max(aa_deviation.get(row["benchmark"], 0), deviation)
     width = max(map(len, counts), default=10)
@@ -84,6 +85,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path(".noise-study"))
     parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
+    parser.add_argument("--identical", type=int, default=2,
+                        help="identical copies of the control per repeat, each one A/A comparison (default: 2)")
     parser.add_argument("--factors", type=lambda text: tuple(float(f) for f in text.split(",")), default=FACTORS,
                         help="slowdowns to inject, comma-separated (default: 1.1,1.25,1.5)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
