@@ -318,6 +318,24 @@ def comparison_section(runs: list[Run], letters: str) -> list[str]:
     return table(header, rows)
 
 
+def agreement_section(runs: list[Run], letters: str) -> list[str]:
+    """Each run's ratio to the reference with its interval, their spread, and whether the intervals overlap."""
+    keys = sorted(key for key in set().union(*(run.timings for run in runs)) if key[0] != REFERENCE_SOLVER)
+    rows = []
+    for solver, device, n in keys:
+        intervals = [ratio_to_reference(run.timings, solver, device, n) for run in runs]
+        if not all(intervals):
+            continue
+        spread = max(i.value for i in intervals) / min(i.value for i in intervals)
+        overlap = max(i.low for i in intervals) <= min(i.high for i in intervals)
+        rows.append([f"`{solver}`", device, f"{n:,}"] + [with_interval(i) for i in intervals]
+                    + [f"{spread:.3f}", "yes" if overlap else "**no**"])
+    if not rows:
+        return []
+    return table(["solver", "device", "n"] + [f"{letter} × {REFERENCE_SOLVER}" for letter in letters]
+                 + ["spread (max/min)", "intervals overlap"], rows)
+
+
 def run_line(letter: str, run: Run) -> str:
     info, commit = run.document["machine_info"], run.document.get("commit_info") or {}
     fssgd = info.get("fssgd") or {}
@@ -345,6 +363,10 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
     if len(runs) > 1:
         lines += ["## Side by side", "", "Ratios are per-iteration times against run A.", ""]
         lines += comparison_section(runs, letters)
+        if agreement := agreement_section(runs, letters):
+            lines += ["## Do the runs agree?", "", f"Each run's paired ratio to `{REFERENCE_SOLVER}` with its "
+                      f"{CONFIDENCE:.0%} interval; runs of one machine and one version should overlap.", ""]
+            lines += agreement
     for letter, run, run_models in zip(letters, runs, models):
         level = "##" if len(runs) == 1 else "###"
         if len(runs) > 1:

@@ -169,6 +169,10 @@ def test_two_runs_side_by_side_with_ratios(tmp_path):
     assert "**A**: TF 2.20.0 · cpu · full" in text and "**B**: TF 2.21.0 · cpu · full" in text
     assert "| solver | device | n | A µs/iter | B µs/iter | B/A |" in text
     assert "| `tf1_feed_dict` | cpu | 100 | 251 | 126 | 0.502 |" in text
+    # The paired ratios of A and B, intervals ± 5%: (250 + 1.2) / (2 + 1) against (125 + 1.2) / (1 + 1) at n = 100.
+    assert "| `tf1_feed_dict` | cpu | 100 | 83.7 (79.5 to 87.9) | 63.1 (59.9 to 66.3) | 1.327 | **no** |" in text
+    # At n = 1e5: 1,450 / 1,002 against 1,325 / 1,001, whose intervals overlap.
+    assert "| `tf1_feed_dict` | cpu | 100,000 | 1.45 (1.37 to 1.52) | 1.32 (1.26 to 1.39) | 1.093 | yes |" in text
 
 
 def test_a_folder_means_its_newest_json(tmp_path):
