@@ -92,9 +92,10 @@ class Trials:
     """The rounds of several trials, for benchmark.pedantic(target, setup=..., teardown=...) or measure().
 
     open_run(first_trial) is a context manager yielding (run, setup_s); open_reference(), when given, one
-    yielding the reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling). Entering starts trial 1 with its warm-up, which fixes the rounds per trial
-    (as many as fit in TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's
-    time is taken here, around the call alone, so both ways of driving it measure alike.
+    yielding the reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling).
+    Entering starts trial 1 with its warm-up, which fixes the rounds per trial (as many as fit in
+    TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's time is taken here,
+    around the call alone, so both ways of driving it measure alike.
     """
 
     def __init__(self, open_run, iterations: int, trials: int, max_rounds: int, open_reference=None,
@@ -112,7 +113,7 @@ class Trials:
     def __enter__(self):
         self.start_trial()
         round_s = self.trials[0].first_run_s
-        if round_s * self.max_rounds > TRIAL_TARGET_S:
+        if self.max_rounds > 1 and round_s * self.max_rounds > TRIAL_TARGET_S:
             round_s = timed(self.run, self.iterations)  # the warm-up may hold a compile: size rounds on a second call
         self.rounds_per_trial = max(1, min(self.max_rounds, int(TRIAL_TARGET_S / round_s)))
         return self

@@ -81,6 +81,14 @@ def test_a_slow_first_call_is_not_taken_for_the_round_length(clock):
         assert trials.rounds_per_trial == 4
 
 
+def test_with_one_round_a_trial_nothing_is_spent_on_sizing_rounds(clock):
+    log = []
+    schedule_, _ = schedule(clock, log, lambda call: 100.0, max_rounds=1)  # the seed profile's rounds take minutes
+    with schedule_ as trials:
+        assert trials.rounds_per_trial == 1
+    assert [entry for entry in log if entry[0] == "solver"] == [("solver", 100)]  # the warm-up alone
+
+
 def test_reference_rounds_alternate_before_and_after_each_timed_round(clock):
     log = []
     schedule_, _ = schedule(clock, log, lambda call: 0.3, reference_seconds=lambda call: 0.1, trials=2, max_rounds=2)
