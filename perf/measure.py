@@ -4,7 +4,7 @@ import gc
 import statistics
 import time
 from contextlib import ExitStack, contextmanager, nullcontext
-from functools import cache
+from functools import cache, partial
 
 import pytest
 
