@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -239,19 +240,14 @@ def interleaved(workers: dict, benchmarks: list[Benchmark], trials: int, profile
     return outcomes
 
 
-def trial_median(trial: dict) -> float:
-    rounds = sorted(trial["rounds_s"])
-    middle = len(rounds) // 2
-    return rounds[middle] if len(rounds) % 2 else (rounds[middle - 1] + rounds[middle]) / 2
-
-
 def verdict(outcome: Outcome, baseline: str, candidate: str, threshold: float) -> dict:
     """The row for one benchmark: ratio candidate/baseline with its interval, and what it means."""
     row = {"benchmark": outcome.benchmark.name, "iterations": outcome.iterations, "loops": outcome.loops}
     if outcome.problem:
         kind = outcome.problem.split(":")[0].split(" ")[0]
         return {**row, "verdict": kind, "why": outcome.problem}
-    ratios = [trial_median(b) / trial_median(a) for a, b in zip(outcome.trials[baseline], outcome.trials[candidate])]
+    ratios = [statistics.median(b["rounds_s"]) / statistics.median(a["rounds_s"])
+              for a, b in zip(outcome.trials[baseline], outcome.trials[candidate])]
     ratio, low, high = estimators.median_interval(ratios)
     row.update(ratio=ratio, low=low, high=high, trials=len(ratios))
     if ratio > 1 + threshold and low > 1:
