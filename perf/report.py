@@ -414,7 +414,7 @@ def write_plots(run: Run, models: dict, out: Path, prefix: str) -> list[tuple[st
                             linewidth=0.8, label=f"{solver} ({device})")
         if model := models.get((solver, device)):
             axes.plot(all_sizes, model.per_iteration_us(all_sizes), linestyle="--", color=line.get_color(), linewidth=1)
-    axes.set(xscale="log", yscale="log", xlabel="n (samples)", ylabel="µs per iteration (median)",
+    axes.set(xscale="log", yscale="log", xlabel="n (samples)", ylabel="µs per iteration",
              title="Per-iteration time vs n (dashed: α + β·n fit)")
     axes.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     written.append(("per-iteration time vs n", out / f"{prefix}per_iteration_vs_n.png"))
@@ -429,7 +429,7 @@ def write_plots(run: Run, models: dict, out: Path, prefix: str) -> list[tuple[st
     container = axes.barh([label for _, label in bars], [value for value, _ in bars])
     axes.bar_label(container, fmt="%.3g", padding=3)
     # Log scale: the costs span four decades, and a linear axis hides everything but the slowest.
-    axes.set(xscale="log", xlabel="µs per iteration (median, log scale)", title=f"Per-step cost by solver, n = {n:,}")
+    axes.set(xscale="log", xlabel="µs per iteration (log scale)", title=f"Per-step cost by solver, n = {n:,}")
     written.append((f"per-step cost at n = {n:,}", out / f"{prefix}per_step_n{n}.png"))
     figure.savefig(written[-1][1], dpi=120)
     return written
