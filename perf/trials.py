@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 # Test tooling, never set by default: "tf1_while_loop=1.25" or "*=1.1" slows those solvers' timed calls.
 SLOWDOWN_VARIABLE = "FSSGD_SLOWDOWN"
@@ -82,10 +82,6 @@ class Trial:
 
     def reference_median_s(self) -> float:
         return statistics.median(self.reference_rounds_s)
-
-    def as_dict(self) -> dict:
-        return {"setup_s": self.setup_s, "first_run_s": self.first_run_s, "rounds_s": self.rounds_s,
-                "reference_rounds_s": self.reference_rounds_s}
 
 
 class Trials:
@@ -200,7 +196,7 @@ def serve(tree: str) -> None:
             references[key] = solver.reference(seed_problem(n, iterations=iterations))
         if error := mismatch(fit, references[key], solver.dtype):
             return {"error": f"wrong answer: {error}"}
-        return {"trial": trials.trials[0].as_dict()}
+        return {"trial": asdict(trials.trials[0])}
 
     for line in sys.stdin:
         request = json.loads(line)
