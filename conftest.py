@@ -13,15 +13,16 @@ from solvers import tensorflow_support
 
 pytest_plugins = ["pytester", "perf.gate"]
 
-DEFAULT_STORAGE = "file://./.benchmarks"
+DEFAULT_STORAGE = f"file://./{environment.SAVED_RUNS}"
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("fssgd-bench")
     group.addoption("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                     help=f"benchmark sizes and iterations (default: {DEFAULT_PROFILE})")
-    group.addoption("--threads", type=int, default=1,
-                    help="TensorFlow intra- and inter-op threads, pinned so runs compare (default: 1)")
+    group.addoption("--threads", type=tensorflow_support.threads_argument, default=tensorflow_support.DEFAULT_THREADS,
+                    help="TensorFlow intra- and inter-op threads: N pins both to N; 0 (default) keeps "
+                         "TensorFlow's own thread pools, as the seed program ran")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),
                     help="comma-separated solver names (default: all)")
     group.addoption("--devices", default=",".join(solvers.DEVICES),
@@ -33,16 +34,26 @@ def selected(config, option: str, known) -> list[str]:
     unknown = [name for name in names if name not in known]
     if unknown:
         raise pytest.UsageError(f"--{option}: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
+    if not names:
+        raise pytest.UsageError(f"--{option}: {config.getoption(option)!r} names none; choose from {', '.join(known)}")
     return names
 
 
+def check_selection(config):
+    """A selection of solvers and devices that leaves no benchmark is a mistake, not an empty run."""
+    chosen = [solvers.get(name) for name in selected(config, "solvers", solvers.REGISTRY)]
+    devices = selected(config, "devices", solvers.DEVICES)
+    if not any(device in solver.devices for solver in chosen for device in devices):
+        runs_on = "; ".join(f"{solver.name} runs on {'/'.join(solver.devices)}" for solver in chosen)
+        raise pytest.UsageError(f"--solvers with --devices {','.join(devices)}: no benchmark left ({runs_on})")
+
+
 def pytest_configure(config):
-    selected(config, "solvers", solvers.REGISTRY)
-    selected(config, "devices", solvers.DEVICES)
+    check_selection(config)
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
-        config.option.benchmark_storage = f"{DEFAULT_STORAGE}/{environment.storage_key()}"
+        config.option.benchmark_storage = f"file://./{environment.runs_folder()}"
     check_benchmark_files(config)
 
 
@@ -145,8 +156,11 @@ def skip_unavailable(request):
                     "run `pytest perf/` without -n, or add --benchmark-disable to only check their answers", pytrace=False)
     params = getattr(request.node, "callspec", None) and request.node.callspec.params or {}
     solver, device = params.get("solver"), params.get("device")
-    if solver and device and device not in solver.devices:
-        pytest.skip(f"{solver.name} is {'/'.join(solver.devices)}-only")
+    if solver and device:
+        if device not in solver.devices:
+            pytest.skip(f"{solver.name} is {'/'.join(solver.devices)}-only")
+        if reason := solver.unavailable_reason(device):
+            pytest.skip(reason)
     if request.node.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
         pytest.skip(reason)
     if request.node.get_closest_marker("gpu") and not tensorflow_support.gpu_names():
@@ -159,3 +173,4 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
 
 def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["fssgd"] = environment.describe(config.getoption("profile"))
+

@@ -45,6 +45,7 @@ from pathlib import Path
 from perf import estimators
 from perf.profiles import PROFILES
 from perf.trials import SLOWDOWN_VARIABLE
+from solvers.tensorflow_support import threads_argument
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).resolve().parent / "trials.py"
@@ -57,6 +58,10 @@ ROUNDS_PER_TRIAL = 3
 DEFAULT_TRIALS = 8
 # From the noise study (python -m perf.noise_study): see README "The regression gate".
 DEFAULT_THRESHOLD = 0.10
+# The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): a
+# ratio of two versions then does not hang on how many idle cores each trial happened to find. README has
+# what pinning changes.
+GATE_THREADS = 1
 SEED = 20261130  # the shuffles are seeded, so a rerun replays the same order
 FAILED, CANNOT_GATE = 1, 2
 
@@ -315,8 +320,8 @@ def main(argv=None) -> int:
                         f"(default: {DEFAULT_TRIALS})")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"slowdown that fails, as a fraction (default: {DEFAULT_THRESHOLD})")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="TensorFlow threads in both versions (default: 1, the steadier on a shared machine)")
+    parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
+                        help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
     parser.add_argument("--json", type=Path, help="also write every trial and verdict here")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")

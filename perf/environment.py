@@ -8,11 +8,13 @@ import shutil
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from solvers import tensorflow_support
 
+SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-nightly-cpu")
 
 
@@ -61,6 +63,11 @@ def storage_key() -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
 
 
+def runs_folder() -> Path:
+    """Where this environment's runs are saved, relative to where pytest runs, unless --benchmark-storage says."""
+    return Path(SAVED_RUNS) / storage_key()
+
+
 def versions() -> dict:
     distribution = tensorflow_distribution()
     return {"tensorflow": distribution[1] if distribution else None, "numpy": np.__version__}
@@ -76,7 +83,10 @@ def describe(profile: str) -> dict:
         "profile": profile,
         "cpu_model": cpu_model(),
         "numpy": np.__version__,
-        "threads": tensorflow_support.threads(),
+        "threads": tensorflow_support.threads(),  # 0: TensorFlow's defaults
+        "threads_setting": tensorflow_support.threads_setting(tensorflow_support.threads()),
+        # What TensorFlow's defaults size their thread pools from.
+        "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "thread_variables": {
             name: os.environ[name]
             for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from perf import ab_gate
 from perf.profiles import PROFILES
+from solvers.tensorflow_support import threads_argument
 
 CONTROL = "control"
 FACTORS = (1.1, 1.25, 1.5)
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     parser.add_argument("--trials", type=int, default=ab_gate.DEFAULT_TRIALS)
     parser.add_argument("--threshold", type=float, default=ab_gate.DEFAULT_THRESHOLD)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=threads_argument, default=ab_gate.GATE_THREADS)
     options = parser.parse_args(argv)
     options.out.mkdir(parents=True, exist_ok=True)
     if not options.analyze_only:

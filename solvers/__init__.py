@@ -17,10 +17,15 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from solvers import tensorflow_support
 from solvers.problem import DivergenceError, Fit, Problem, check_iterations
 from solvers.reference import TOLERANCE, gradient_descent, standardized_gradient_descent
 
 DEVICES = ("cpu", "gpu")
+
+
+class SolverUnavailable(RuntimeError):
+    """A solver that cannot run here, on this device: its message is the reason the benchmarks skip with."""
 
 
 @dataclass(frozen=True)
@@ -33,11 +38,22 @@ class Solver:
     # algorithm (e.g. standardizes x) names its own.
     reference: Callable = gradient_descent
 
+    def unavailable_reason(self, device: str) -> str | None:
+        """Why this solver cannot run on device here (a missing package, no GPU), or None when it can."""
+        if self.needs_tensorflow:
+            if reason := tensorflow_support.unavailable_reason():
+                return reason
+            if device == "gpu" and not tensorflow_support.gpu_names():
+                return "no GPU visible to TensorFlow"
+        return None
+
     def prepare(self, problem: Problem, device: str):
         if device not in self.devices:
             raise ValueError(f"{self.name} runs on {', '.join(self.devices)}, not on {device!r}")
         if not isinstance(problem, Problem):
             raise TypeError(f"{self.name} needs a solvers.problem.Problem, got {type(problem).__name__}")
+        if reason := self.unavailable_reason(device):
+            raise SolverUnavailable(f"{self.name} cannot run on {device} here: {reason}")
         return checked(self, problem, importlib.import_module(f"solvers.{self.name}").prepare(problem, device))
 
 

@@ -1,24 +1,60 @@
-"""TensorFlow for the solvers: imported lazily and quietly, with strict device placement and pinned threads."""
+"""TensorFlow for the solvers: imported lazily and quietly, with strict device placement and its thread setting."""
 
+import argparse
 import os
 import re
 import sys
+import tempfile
 from collections import Counter
 from contextlib import contextmanager
 from functools import cache
 
-# Read by session_config(); the benchmark option --threads sets it.
+# Read by session_config() and the eager runtime; the benchmark option --threads sets it.
 THREADS_VARIABLE = "FSSGD_THREADS"
+# 0 leaves TensorFlow's own thread pools, as the seed program ran; N pins intra- and inter-op threads to N.
+DEFAULT_THREADS = 0
+# TensorFlow aborts the interpreter on a negative count and spends minutes starting 100,000 threads.
+MAX_THREADS = 1024
 DEVICE_SPECS = {"cpu": "/device:CPU:0", "gpu": "/device:GPU:0"}
+# Printed by TensorFlow's C++ runtime while it loads, through a logger that starts before
+# TF_CPP_MIN_LOG_LEVEL is read, so only catching them on the way out quiets them.
+STARTUP_NOISE = re.compile(
+    r"All log messages before absl::InitializeLog|port\.cc:\d+\] oneDNN custom operations are on"
+    r"|cpu_feature_guard\.cc|To enable the following instructions:.*rebuild TensorFlow"
+)
 
 
 def import_tensorflow():
     # Silence C++ start-up logs before the first import; an explicit user setting wins.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow as tf
+    if "tensorflow" in sys.modules or os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0":
+        import tensorflow as tf
+    else:
+        with startup_noise_dropped():
+            import tensorflow as tf
 
     eager_threads(tf)  # before anything starts the eager runtime, which fixes them (even TF1 while_loops start it)
     return tf
+
+
+@contextmanager
+def startup_noise_dropped():
+    """Whatever is written to file descriptor 2 inside the block, less TensorFlow's known start-up lines."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = [line for line in captured.read().decode(errors="replace").splitlines(keepends=True)
+                    if not STARTUP_NOISE.search(line)]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()
 
 
 @cache
@@ -45,12 +81,40 @@ def gpu_names() -> tuple[str, ...]:
     )
 
 
+def thread_count(text: str) -> int:
+    """The --threads / FSSGD_THREADS value as a count; ValueError, with what is allowed, for any other."""
+    try:
+        count = int(text)
+    except (TypeError, ValueError):
+        count = None
+    if count is None or not 0 <= count <= MAX_THREADS:
+        raise ValueError(f"expected 0 (TensorFlow's defaults) or a thread count from 1 to {MAX_THREADS}, got {text!r}")
+    return count
+
+
+def threads_argument(text: str) -> int:
+    """thread_count for argparse options (pytest's and the gate's), which print an ArgumentTypeError's own message."""
+    try:
+        return thread_count(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def threads() -> int:
-    return int(os.environ.get(THREADS_VARIABLE, "1"))
+    """TensorFlow's intra- and inter-op threads for this process: 0 for TensorFlow's own defaults."""
+    try:
+        return thread_count(os.environ.get(THREADS_VARIABLE, str(DEFAULT_THREADS)))
+    except ValueError as error:
+        raise ValueError(f"{THREADS_VARIABLE}: {error}") from None
+
+
+def threads_setting(count: int) -> str:
+    """How a run's thread count reads in tables: 'TF default' for 0."""
+    return "TF default" if count == 0 else f"pinned to {count}"
 
 
 def session_config():
-    """Strict placement (an op that cannot run where asked fails) and a pinned thread count."""
+    """Strict placement (an op that cannot run where asked fails) and the thread setting (0: TensorFlow's)."""
     tf = import_tensorflow()
     return tf.compat.v1.ConfigProto(
         allow_soft_placement=False,
@@ -183,7 +247,7 @@ def eager_config(config):
 
 @cache
 def eager_threads(tf) -> tuple[int, int]:
-    """The eager runtime's (intra, inter) op threads, pinned to threads() at first import unless it already started."""
+    """The eager runtime's (intra, inter) op threads, set to threads() at first import unless it already started."""
     threading = tf.config.threading
     try:
         threading.set_intra_op_parallelism_threads(threads())

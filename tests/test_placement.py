@@ -1,5 +1,7 @@
 """Placement is strict: an op asked for a device that is not there fails instead of running elsewhere."""
 
+import importlib
+
 import pytest
 
 import solvers
@@ -25,11 +27,22 @@ def no_gpu():
 
 
 @pytest.mark.parametrize("name", TF_SOLVERS)
-def test_gpu_request_without_a_gpu_fails(no_gpu, name):
+def test_gpu_request_without_a_gpu_is_refused_with_the_reason_benchmarks_skip_with(no_gpu, name):
+    with pytest.raises(solvers.SolverUnavailable, match=f"^{name} cannot run on gpu here: no GPU visible to TensorFlow$"):
+        solvers.get(name).prepare(seed_problem(100, 5), "gpu")
+
+
+def solver_module(name):
+    """The solver's own prepare, past the registry's availability check: what strict placement alone does."""
+    return importlib.import_module(f"solvers.{name}")
+
+
+@pytest.mark.parametrize("name", TF_SOLVERS)
+def test_past_that_check_strict_placement_still_fails_the_request(no_gpu, name):
     tf = tensorflow_support.import_tensorflow()
     with pytest.raises(tf.errors.InvalidArgumentError, match="GPU"):
-        with solvers.get(name).prepare(seed_problem(100, 5), "gpu") as run:
-            run()
+        with solver_module(name).prepare(seed_problem(100, 5), "gpu") as run:
+            run(5)
 
 
 @pytest.mark.parametrize("name", TF_SOLVERS)
@@ -38,8 +51,8 @@ def test_with_soft_placement_the_same_request_would_silently_run_on_the_cpu(no_g
     soft = tensorflow_support.session_config()
     soft.allow_soft_placement = True
     monkeypatch.setattr(f"solvers.{name}.session_config", lambda: soft)
-    with solvers.get(name).prepare(seed_problem(100, 5), "gpu") as run:
-        assert run().iterations == 5
+    with solver_module(name).prepare(seed_problem(100, 5), "gpu") as run:
+        assert run(5).iterations == 5
 
 
 # The placement record: what TensorFlow's runtime says it did, checked against the device asked for.
