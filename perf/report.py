@@ -9,10 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from perf import report_figures
+from perf import environment, report_figures
 from perf.estimators import CONFIDENCE
 from perf.report_format import number, table, weighted_line
 from perf.runs import RunError, newest_run, read_run
+from solvers.tensorflow_support import threads_setting
 
 REFERENCE_SOLVER = "numpy_loop"
 DECOMPOSITION_N = 1_000  # the size the question is about
@@ -228,6 +229,13 @@ def step_components(timings: dict, device: str, n: int) -> list[tuple[str, Inter
     return rows
 
 
+def whole_step(timings: dict, device: str, n: int) -> Interval | None:
+    """A tf1_feed_dict step in µs, with its interval: the whole that step_components splits."""
+    whole = ratio_to_reference(timings, "tf1_feed_dict", device, n)
+    reference = reference_timing(timings, device, n)
+    return whole.scaled(reference["per_iteration_us"]) if whole and reference else None
+
+
 def with_interval(interval: Interval | None) -> str:
     if interval is None:
         return "—"
@@ -297,8 +305,8 @@ def decomposition_section(timings: dict) -> list[str]:
         components = step_components(timings, device, n)
         if not components:
             continue
-        whole = ratio_to_reference(timings, "tf1_feed_dict", device, n)
-        whole_us = whole.value * reference_timing(timings, device, n)["per_iteration_us"] if whole else None
+        whole = whole_step(timings, device, n)
+        whole_us = whole.value if whole else None
         rows = [[component, with_interval(value), f"{value.value / whole_us:.0%}" if whole_us else "—", f"`{derivation}`"]
                 for component, value, derivation in components]
         lines += [f"**Where a `tf1_feed_dict` step goes: {device}, n = {n:,}**", ""]
@@ -336,6 +344,27 @@ def agreement_section(runs: list[Run], letters: str) -> list[str]:
                  + ["spread (max/min)", "intervals overlap"], rows)
 
 
+def decomposition_by_run(runs: list[Run], letters: str) -> list[str]:
+    """The parts of a tf1_feed_dict step, one column per run and its thread setting: what pinning threads does."""
+    lines = []
+    for device in sorted({device for run in runs for _, device, _ in run.timings}):
+        at = [(run.timings, decomposition_n(run.timings)) for run in runs]
+        parts = [{component: value for component, value, _ in step_components(timings, device, n)} for timings, n in at]
+        components = [component for component, *_ in STEP_COMPONENTS if all(component in part for part in parts)]
+        if not components:
+            continue
+        rows = [[component] + [with_interval(part[component]) for part in parts] for component in components]
+        rows.append(["whole step (`tf1_feed_dict`)"] + [with_interval(whole_step(timings, device, n)) for timings, n in at])
+        lines += [f"**{device}**", ""]
+        lines += table(["µs / step"] + [f"{letter}: threads {run_threads(run)}" for letter, run in zip(letters, runs)], rows)
+    return lines
+
+
+def run_threads(run: Run) -> str:
+    threads = (run.document["machine_info"].get("fssgd") or {}).get("threads")
+    return threads_setting(threads) if isinstance(threads, int) else "?"
+
+
 def run_line(letter: str, run: Run) -> str:
     info, commit = run.document["machine_info"], run.document.get("commit_info") or {}
     fssgd = info.get("fssgd") or {}
@@ -343,7 +372,7 @@ def run_line(letter: str, run: Run) -> str:
     if commit.get("id"):
         details.append(f"commit {commit['id'][:7]}" + (" (dirty)" if commit.get("dirty") else ""))
     details.append(f"CPU {fssgd.get('cpu_model') or (info.get('cpu') or {}).get('brand_raw', '?')}")
-    details.append(f"threads {fssgd.get('threads', '?')}, NumPy {fssgd.get('numpy', '?')}")
+    details.append(f"threads {run_threads(run)}, NumPy {fssgd.get('numpy', '?')}")
     return f"- **{letter}**: {run.label} — " + ", ".join(details)
 
 
@@ -367,6 +396,11 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
             lines += ["## Do the runs agree?", "", f"Each run's paired ratio to `{REFERENCE_SOLVER}` with its "
                       f"{CONFIDENCE:.0%} interval; runs of one machine and one version should overlap.", ""]
             lines += agreement
+        if by_run := decomposition_by_run(runs, letters):
+            lines += ["## Where a `tf1_feed_dict` step goes, run by run", "",
+                      f"Each part with its {CONFIDENCE:.0%} interval, as in each run's own section; runs that differ "
+                      "in their thread setting show what pinning TensorFlow's threads does to each part.", ""]
+            lines += by_run
     for letter, run, run_models in zip(letters, runs, models):
         level = "##" if len(runs) == 1 else "###"
         if len(runs) > 1:
@@ -455,10 +489,18 @@ def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.report", description=__doc__)
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN",
-                        help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON")
+    parser.add_argument("runs", nargs="*", type=Path, metavar="RUN",
+                        help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON "
+                             f"(default: the newest run saved in {environment.runs_folder()})")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     args = parser.parse_args(argv)
+    if not args.runs:
+        folder = environment.runs_folder()
+        if not folder.is_dir():
+            print(f"error: no saved run of this environment in {folder}: save one with "
+                  "`pytest perf/ --benchmark-autosave`, or name the runs to report", file=sys.stderr)
+            return 2
+        args.runs = [folder]
 
     runs = []
     for given in args.runs:

@@ -9,40 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from perf import report, report_figures
+from perf import environment, report, report_figures
+from run_documents import benchmark_entry, result_document
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def benchmark_entry(solver, device, n, per_iteration_us, iterations=1_000, rounds=5, ratio=None, spread=0.05):
-    """One benchmark as pytest-benchmark writes it, with the extra_info perf/test_fssgd.py records; ratio: its paired
-    ratio to numpy_loop, with an interval of ± spread."""
-    median = per_iteration_us * iterations * 1e-6
-    paired = {"ratio_to_reference": {"ratio": ratio, "low": ratio * (1 - spread), "high": ratio * (1 + spread)}} \
-        if ratio is not None else {}
-    return {
-        "group": f"n={n}", "name": f"test_fssgd[{solver}-{device}-n{n}]", "param": f"{solver}-{device}-n{n}",
-        "fullname": f"perf/test_fssgd.py::test_fssgd[{solver}-{device}-n{n}]",
-        "params": {"device": device, "n": n},
-        "extra_info": {
-            "solver": solver, "device": device, "device_name": "Test CPU" if device == "cpu" else "Test GPU",
-            "n": n, "iterations": iterations, "dtype": "float32", "setup_s": 0.05,
-            "per_iteration_us": per_iteration_us, "w": 1.0, "b": 1.0, "loss": 1.0,
-            "tensorflow": "2.21.0", "numpy": "2.4.6", "trials": 5, **paired,
-        },
-        "stats": {"median": median, "iqr": 0.0, "rounds": rounds, "data": [median] * rounds},
-    }
-
-
-def result_document(entries, tensorflow="2.21.0", profile="full"):
-    """A whole run: the top-level keys of pytest-benchmark's JSON, machine_info.fssgd included."""
-    return {
-        "machine_info": {"node": "test", "cpu": {"brand_raw": "Test CPU"}, "fssgd": {
-            "profile": profile, "cpu_model": "Test CPU", "numpy": "2.4.6", "threads": 1,
-            "tensorflow": {"distribution": "tensorflow-cpu", "version": tensorflow}}},
-        "commit_info": {"id": "0123456789abcdef", "dirty": False},
-        "benchmarks": entries, "datetime": "2026-01-01T00:00:00", "version": "5.3.1",
-    }
 
 
 def linear_run(lines, sizes=(100, 1_000, 10_000, 100_000), device="cpu"):
@@ -356,3 +326,43 @@ def test_a_part_of_the_step_carries_both_ratios_intervals_end_to_end():
     whole, part = report.Interval(30.0, 28.0, 33.0), report.Interval(20.0, 19.0, 22.0)
     assert whole - part == report.Interval(10.0, 6.0, 14.0)
     assert (whole - part).scaled(2.0) == report.Interval(20.0, 12.0, 28.0)
+
+
+# What pinning threads does, and the report of the newest saved run.
+
+STEP_RATIOS = {"tf1_feed_dict": 30.0, "tf1_feed_dict_no_loss": 22.0, "tf1_constant": 20.0,
+               "tf1_constant_no_loss": 13.0, "tf1_while_loop": 1.0}
+
+
+def step_run(ratios, reference_us=10.0):
+    """The decomposition's solvers at n = 1,000 with exact paired ratios to a numpy_loop of reference_us a step."""
+    return [benchmark_entry(solver, "cpu", 1_000, reference_us * ratio, ratio=ratio, spread=0.0)
+            for solver, ratio in ratios.items()] + [benchmark_entry("numpy_loop", "cpu", 1_000, reference_us)]
+
+
+def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_path):
+    default = write(tmp_path / "default.json", result_document(step_run(STEP_RATIOS), threads=0))
+    # Pinned: the Session.run call costs 60 µs more (tf1_constant_no_loss and everything built on it).
+    pinned_ratios = {solver: ratio + (6.0 if solver != "tf1_while_loop" else 0.0) for solver, ratio in STEP_RATIOS.items()}
+    pinned = write(tmp_path / "pinned.json", result_document(step_run(pinned_ratios), threads=1))
+    out = tmp_path / "out"
+    assert report.main([str(default), str(pinned), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "| µs / step | A: threads TF default | B: threads pinned to 1 |" in text
+    assert "| Session.run call overhead | 120 | 180 |" in text
+    assert "| feed_dict copies | 100 | 100 |" in text
+    assert "| whole step (`tf1_feed_dict`) | 300 | 360 |" in text
+    assert "threads TF default, NumPy" in text and "threads pinned to 1, NumPy" in text
+
+
+def test_without_arguments_it_reports_the_newest_run_saved_for_this_environment(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert report.main([]) == 2
+    assert f"no saved run of this environment in {environment.runs_folder()}" in capsys.readouterr().err
+    storage = tmp_path / environment.runs_folder() / "Linux-CPython-3.11-64bit"
+    storage.mkdir(parents=True)
+    write(storage / "0001_old.json", result_document(linear_run(SEED_LINES), tensorflow="2.19.0"))
+    os.utime(storage / "0001_old.json", (1e9, 1e9))
+    write(storage / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
+    assert report.main([]) == 0
+    assert "TF 2.21.0" in (tmp_path / "reports" / "report.md").read_text()
