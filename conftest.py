@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import solvers
-from perf import environment, measure, runs
+from perf import environment, measure, runs, summary
 from perf.profiles import DEFAULT_PROFILE, PROFILES
 from solvers import tensorflow_support
 
@@ -174,3 +174,22 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
 def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["fssgd"] = environment.describe(config.getoption("profile"))
 
+
+@pytest.hookimpl(trylast=True)  # after pytest-benchmark's tables
+def pytest_terminal_summary(terminalreporter, config):
+    """The answer for this run, per device and size, when anything was timed (never under --benchmark-disable)."""
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or session.disabled or not session.benchmarks:
+        return
+    versions = environment.versions()
+    setting = ", ".join(filter(None, [
+        f"profile {config.getoption('profile')}",
+        versions["tensorflow"] and f"TensorFlow {versions['tensorflow']}",
+        f"NumPy {versions['numpy']}",
+        f"threads: {tensorflow_support.threads_setting(tensorflow_support.threads())}",
+    ]))
+    lines = summary.summary_lines([bench.as_dict(include_data=False) for bench in session.benchmarks], setting)
+    if lines:
+        terminalreporter.write_sep("-", "fssgd-bench: the answer for this run")
+        for line in lines:
+            terminalreporter.write_line(line)

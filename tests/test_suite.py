@@ -7,6 +7,7 @@ import pytest
 
 import solvers
 from perf import environment
+from perf.report_format import number
 from perf.profiles import PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +59,29 @@ def test_unknown_names_are_usage_errors_that_list_the_valid_ones(run_perf, optio
     result.stderr.fnmatch_lines([message])
 
 
+THREADS_ALLOWED = "expected 0 (TensorFlow's defaults) or a thread count from 1 to 1024"
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        # TensorFlow aborts the interpreter on a negative count, and hangs starting 100,000 threads.
+        (["--threads", "-3"], f"*argument --threads: {THREADS_ALLOWED}, got '-3'"),
+        (["--threads", "100000"], f"*argument --threads: {THREADS_ALLOWED}, got '100000'"),
+        (["--threads", "two"], f"*argument --threads: {THREADS_ALLOWED}, got 'two'"),
+        (["--solvers", ","], "*--solvers: ',' names none; choose from numpy_loop, *"),
+        (["--devices", ","], "*--devices: ',' names none; choose from cpu, gpu"),
+        (["--solvers", "numpy_loop,numpy_lean", "--devices", "gpu"],
+         "*--solvers with --devices gpu: no benchmark left (numpy_loop runs on cpu; numpy_lean runs on cpu)"),
+    ],
+)
+def test_options_that_tensorflow_cannot_take_or_that_select_nothing_are_usage_errors(run_perf, option, message):
+    result = run_perf("--benchmark-disable", *option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "passed" not in result.stdout.str()
+
+
 def test_benchmarks_under_xdist_are_refused_not_silently_untimed(run_perf):
     result = run_perf("-n", "2", "--solvers", "numpy_loop")
     assert result.ret != pytest.ExitCode.OK
@@ -71,12 +95,15 @@ def test_under_xdist_answers_can_still_be_checked_with_benchmark_disable(run_per
 
 def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytester):
     result = run_perf("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu", "--benchmark-autosave",
-                      "--benchmark-min-time=0", "--threads", "1")
+                      "--benchmark-min-time=0")
     result.assert_outcomes(passed=4)
     (saved,) = (pytester.path / ".benchmarks" / environment.storage_key()).glob("*/0001_*.json")
     run = json.loads(saved.read_text())
     assert run["machine_info"]["fssgd"]["profile"] == "quick"
-    assert run["machine_info"]["fssgd"]["threads"] == 1
+    # The seed program's setting by default: TensorFlow's own thread pools, recorded as such.
+    assert run["machine_info"]["fssgd"]["threads"] == 0
+    assert run["machine_info"]["fssgd"]["threads_setting"] == "TF default"
+    assert run["machine_info"]["fssgd"]["cpus_available"] >= 1
     assert run["machine_info"]["fssgd"]["numpy"]
     bench = {b["name"]: b for b in run["benchmarks"]}["test_fssgd[numpy_loop-cpu-n1000]"]
     assert bench["group"] == "n=1000"
@@ -93,3 +120,24 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert paired["reference"] == "numpy_loop-cpu" and len(paired["reference_trial_medians_s"]) == paired["trials"]
     assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
     assert paired["per_iteration_us"] == pytest.approx(ratio["ratio"] * info["per_iteration_us"])
+    # The same figures, printed after pytest-benchmark's tables.
+    output = result.stdout.str()
+    assert output.index("fssgd-bench: the answer for this run") > output.index("benchmark 'n=1000'")
+    result.stdout.fnmatch_lines([
+        "Per step, profile quick, *NumPy *, threads: TF default. × numpy_loop: the median of the trials' paired ratios*",
+        f"numpy_lean * {number(paired['per_iteration_us'])} *{number(ratio['ratio'])}x (*)*",
+    ])
+
+
+def test_a_pinned_run_records_its_thread_count(run_perf, pytester):
+    result = run_perf("--solvers", "numpy_loop", "--devices", "cpu", "--benchmark-json=run.json", "--threads", "1")
+    result.assert_outcomes(passed=2)
+    fssgd = json.loads((pytester.path / "run.json").read_text())["machine_info"]["fssgd"]
+    assert (fssgd["threads"], fssgd["threads_setting"]) == (1, "pinned to 1")
+    result.stdout.fnmatch_lines(["Per step, *threads: pinned to 1.*"])
+
+
+def test_runs_that_time_nothing_print_no_summary(run_perf):
+    result = run_perf("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu", "--benchmark-disable")
+    result.assert_outcomes(passed=4)
+    assert "the answer for this run" not in result.stdout.str()
