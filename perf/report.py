@@ -80,6 +80,8 @@ def timings_of(benchmarks: list) -> tuple[dict, list[str]]:
             "per_iteration_us": float(per_iteration_us),
             "setup_s": extra.get("setup_s"),
             "iterations": extra.get("iterations"),
+            # The profile's count when a round budget made this benchmark run fewer steps (the seed profile).
+            "steps_reduced_from": extra.get("steps_reduced_from"),
             "rounds": (benchmark.get("stats") or {}).get("rounds"),
             "trials": extra.get("trials"),
             # Paired in time with the reference, trial by trial (perf/trials.py); absent for the reference itself.
@@ -493,6 +495,7 @@ def main(argv=None) -> int:
                         help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON "
                              f"(default: the newest run saved in {environment.runs_folder()})")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
+    parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG")
     args = parser.parse_args(argv)
     if not args.runs:
         folder = environment.runs_folder()
@@ -533,7 +536,9 @@ def main(argv=None) -> int:
             import matplotlib  # noqa: F401  (optional: the `plot` extra)
         except ImportError:
             plot_note = f"Plots skipped: matplotlib is not installed (`{PLOT_INSTALL_HINT}`)."
-        else:
+        if args.no_plots:
+            plot_note = None
+        elif not plot_note:
             for letter, run, run_models in zip(letters, runs, models):
                 prefix = f"{letter}-" if len(runs) > 1 else ""
                 plots[letter] = write_plots(run, run_models, args.out, prefix) if run.timings else []

@@ -129,6 +129,14 @@ def test_plots_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
     assert not list((tmp_path / "out").glob("*.png"))
 
 
+def test_no_plots_means_tables_only(tmp_path, capsys):
+    run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
+    assert report.main([str(run), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert "plot:" not in capsys.readouterr().out
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["report.md"]
+    assert "Plots" not in (tmp_path / "out" / "report.md").read_text()
+
+
 def test_two_runs_side_by_side_with_ratios(tmp_path):
     first = write(tmp_path / "a.json", result_document(linear_run(SEED_LINES), tensorflow="2.20.0"))
     faster = {solver: (alpha / 2, beta) for solver, (alpha, beta) in SEED_LINES.items()}
