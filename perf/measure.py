@@ -1,6 +1,7 @@
 """The one measurement path of every benchmark: trials of untimed setup and warm-up, timed rounds, answer checked."""
 
 import gc
+import math
 import statistics
 import time
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -9,8 +10,8 @@ from functools import cache, partial
 import pytest
 
 import solvers
-from perf import environment, estimators
-from perf.trials import Trials, slowdown_of
+from perf import environment, estimators, progress
+from perf.trials import Trials, slowdown_of, timed
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
 from solvers.reference import mismatch
@@ -20,6 +21,8 @@ REFERENCE_SOLVER, REFERENCE_DEVICE = "numpy_loop", "cpu"
 # Caps the reference's n × iterations: at n = 1e6 a round of 1,000 steps takes 5 s, beside every round. Its
 # per-call cost is half a step, so the 100 steps left there move its per-step time by 0.5%.
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
+# The untimed call that estimates a round under a round budget (round_plan): 0.2-2 s for the per-step solvers at n = 1e3.
+PROBE_STEPS = 1_000
 
 # TensorFlow reports no per-op placement for these; strict placement (no soft placement) still guards them.
 PLACEMENT_UNRECORDED = {"tf2_function_xla": "XLA runs the whole loop as one compiled cluster and reports no op placement"}
@@ -29,19 +32,54 @@ def benchmarked(benchmark, solver, device, problem, iterations: int, profile, pa
     """The fit of the timed run(iterations) on problem, checked against the reference and recorded with figure's extra_info.
 
     paired: time a REFERENCE_SOLVER round beside every round, for ratios that hold on a noisy machine.
+    A profile with a round budget (seed) runs fewer steps where a round would take longer, and records it;
+    never a figure's benchmark, whose step counts are the figure.
     Skips the test when TensorFlow runs out of device memory; fails it when TensorFlow ran the ops elsewhere.
     """
+    label = f"{solver.name} {device} n={problem.n:,}"
+    asked = iterations
+    if profile.max_round_s is not None and not figure:
+        iterations, round_s = round_plan(solver, device, problem, iterations, profile)
+        if not benchmark.disabled:
+            progress.expected(label, profile.trials, round_s, iterations)
     fit, trials, placement = measured_unless_out_of_memory(benchmark, solver, device, problem, iterations, profile,
-                                                           paired and solver.name != REFERENCE_SOLVER)
+                                                           paired and solver.name != REFERENCE_SOLVER, label)
     assert_matches_reference(fit, solver, problem.n)
     record(benchmark, solver, device, problem.n, fit, trials, placement, **figure)
+    if iterations != asked:
+        benchmark.extra_info["steps_reduced_from"] = asked
     return fit
 
 
-def measured_unless_out_of_memory(benchmark, solver, device, problem, iterations, profile, paired):
+def round_plan(solver, device, problem, iterations: int, profile) -> tuple[int, float]:
+    """(steps a round runs, its estimated seconds): iterations, or fewer where a round would last longer than
+    profile.max_round_s; the seed's own programs (profile.full_count_solvers) always run them all.
+
+    Estimated from one untimed call of PROBE_STEPS on a session of its own: per-step solvers cost the same
+    per step at any count, and for in-graph loops the estimate errs long (it holds the per-call cost).
+    """
+    with solver.prepare(problem, device) as run:
+        run(1)
+        probe = min(iterations, PROBE_STEPS)
+        step_s = timed(run, probe) / probe
+    if solver.name in profile.full_count_solvers or step_s * iterations <= profile.max_round_s:
+        return iterations, step_s * iterations
+    fewer = one_significant_digit(profile.max_round_s / step_s)
+    return fewer, step_s * fewer
+
+
+def one_significant_digit(count: float) -> int:
+    """count rounded down to one significant digit (3,750 → 3,000): step counts that read as chosen, not computed."""
+    if count < 1:
+        return 1
+    scale = 10 ** math.floor(math.log10(count))
+    return int(count // scale * scale)
+
+
+def measured_unless_out_of_memory(benchmark, solver, device, problem, iterations, profile, paired, label):
     out_of_memory = None
     try:
-        return measured(benchmark, solver, device, problem, iterations, profile, paired)
+        return measured(benchmark, solver, device, problem, iterations, profile, paired, label)
     except Exception as error:
         if not tensorflow_support.is_out_of_memory(error):
             raise
@@ -51,8 +89,12 @@ def measured_unless_out_of_memory(benchmark, solver, device, problem, iterations
     pytest.skip(f"out of memory: {solver.name} on {device} at n = {problem.n} ({out_of_memory})")
 
 
-def measured(benchmark, solver, device, problem, iterations, profile, paired):
-    """(fit, Trials or None, placement): the trials, placement checked in the first; untimed under --benchmark-disable."""
+def measured(benchmark, solver, device, problem, iterations, profile, paired, label):
+    """(fit, Trials or None, placement): the trials, placement checked in the first; untimed under --benchmark-disable.
+
+    The first trial warms up at the full count when the profile says so or the solver compiles per count (XLA);
+    otherwise the setup's call of one step is the warm-up.
+    """
     placement = {}
 
     def open_run(first_trial):
@@ -63,7 +105,8 @@ def measured(benchmark, solver, device, problem, iterations, profile, paired):
             return benchmark.pedantic(run, args=(iterations,)), None, placement.get("devices")
     with Trials(open_run, iterations, profile.trials, profile.rounds_per_trial,
                 partial(reference_beside, problem, reference_iterations(problem.n, iterations)) if paired else None,
-                slowdown=slowdown_of(solver.name)) as trials:
+                slowdown=slowdown_of(solver.name), full_warm_up=profile.full_warm_up or solver.compiles_per_count,
+                on_round=partial(progress.round_done, label)) as trials:
         fit = benchmark.pedantic(trials.call, setup=trials.setup, teardown=trials.teardown, rounds=trials.total_rounds)
     return fit, trials, placement.get("devices")
 

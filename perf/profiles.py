@@ -16,6 +16,14 @@ class Profile:
     rounds_per_trial: int
     # Caps n × iterations, so the large sizes of a quick look stay quick; None: iterations at every size.
     max_sample_steps: int | None = None
+    # True: every benchmark's first trial warms up at the full count (and measures whether later ones must);
+    # False: only solvers that compile per count do (Solver.compiles_per_count), the others warm up on one step.
+    full_warm_up: bool = True
+    # Rounds estimated longer than this run fewer steps (perf/measure.round_plan), except full_count_solvers.
+    max_round_s: float | None = None
+    full_count_solvers: tuple[str, ...] = ()
+    # Its wall time on this project's machine (2-core Xeon VM), printed when a run starts.
+    wall_time_here: str = "not measured"
 
     def iterations_at(self, n: int) -> int:
         if self.max_sample_steps is None:
@@ -28,7 +36,10 @@ PROFILES = {
     "quick": Profile(sizes=(1_000, 100_000), iterations=1_000, trials=5, rounds_per_trial=5, max_sample_steps=10**7),
     # The n-sweep the report fits t = α + β·n to.
     "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), iterations=1_000, trials=5, rounds_per_trial=5),
-    # The original question itself: a tf1_feed_dict round takes tens of seconds, so three trials of one round.
-    "seed": Profile(sizes=(SEED_N,), iterations=SEED_ITERATIONS, trials=3, rounds_per_trial=1),
+    # The original question itself, in minutes: its two programs and the in-graph loops run all 1e5 steps (a
+    # tf1_feed_dict round is ~25 s, so three trials of one round); per-step solvers whose round would pass 5 s
+    # (tf2_eager: ~160 s) run fewer, and the summary says so.
+    "seed": Profile(sizes=(SEED_N,), iterations=SEED_ITERATIONS, trials=3, rounds_per_trial=1, full_warm_up=False,
+                    max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict")),
 }
 DEFAULT_PROFILE = "quick"

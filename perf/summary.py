@@ -21,8 +21,20 @@ def summary_lines(benchmarks: list[dict], setting: str) -> list[str]:
              f"with its {CONFIDENCE:.0%} interval."]
     for device in sorted({device for _, device, _ in timings}):
         lines += [""] + device_table(timings, device)
+        lines += fewer_steps(timings, device)
         lines += decomposition(timings, device)
     return lines
+
+
+def fewer_steps(timings: dict, device: str) -> list[str]:
+    """What the solvers that ran fewer steps than the profile asked (a round budget) would take for them all."""
+    lines = []
+    for (solver, d, n), timing in sorted(timings.items()):
+        if d == device and (asked := timing.get("steps_reduced_from")):
+            scaled_s = timing["per_iteration_us"] * asked * 1e-6
+            lines.append(f"  {solver} at n = {n:,} ran {timing['iterations']:,} steps a round, not {asked:,}: "
+                         f"{asked:,} steps at its µs/step would take {number(scaled_s)} s")
+    return ["", "Fewer steps, scaled:"] + lines if lines else []
 
 
 def device_table(timings: dict, device: str) -> list[str]:

@@ -89,18 +89,21 @@ class Trials:
 
     open_run(first_trial) is a context manager yielding (run, setup_s); open_reference(), when given, one
     yielding the reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling).
-    Entering starts trial 1 with its warm-up, which fixes the rounds per trial (as many as fit in
+    Entering starts trial 1 with its warm-up at the full count (unless full_warm_up is False: then the
+    setup's own short call is the warm-up), which fixes the rounds per trial (as many as fit in
     TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's time is taken here,
-    around the call alone, so both ways of driving it measure alike.
+    around the call alone, so both ways of driving it measure alike; on_round(done, total, seconds), when
+    given, hears of each.
     """
 
     def __init__(self, open_run, iterations: int, trials: int, max_rounds: int, open_reference=None,
-                 slowdown: float = 1.0):
+                 slowdown: float = 1.0, full_warm_up: bool = True, on_round=None):
         self.open_run, self.open_reference, self.slowdown = open_run, open_reference, slowdown
         self.iterations, self.trial_count, self.max_rounds = iterations, trials, max_rounds
+        self.on_round = on_round
         self.trials: list[Trial] = []
         self.rounds_per_trial = 0
-        self.warm_up_each_trial = True
+        self.warm_up_each_trial = full_warm_up
         self.rounds_done = 0
         self.stack = ExitStack()
         self.run = self.reference = None
@@ -108,8 +111,11 @@ class Trials:
 
     def __enter__(self):
         self.start_trial()
+        if self.max_rounds == 1:
+            self.rounds_per_trial = 1
+            return self
         round_s = self.trials[0].first_run_s
-        if self.max_rounds > 1 and round_s * self.max_rounds > TRIAL_TARGET_S:
+        if round_s is None or round_s * self.max_rounds > TRIAL_TARGET_S:
             round_s = timed(self.run, self.iterations)  # the warm-up may hold a compile: size rounds on a second call
         self.rounds_per_trial = max(1, min(self.max_rounds, int(TRIAL_TARGET_S / round_s)))
         return self
@@ -131,8 +137,8 @@ class Trials:
         run, setup_s = self.stack.enter_context(self.open_run(first))
         self.run = slowed(run, self.slowdown)
         self.reference = self.stack.enter_context(self.open_reference()) if self.open_reference else None
-        first_run_s = timed(self.run, self.iterations) if first or self.warm_up_each_trial else None
-        if self.reference:
+        first_run_s = timed(self.run, self.iterations) if self.warm_up_each_trial else None
+        if self.reference and self.warm_up_each_trial:
             self.reference(self.iterations)  # its own warm-up, untimed
         self.trials.append(Trial(setup_s, first_run_s))
 
@@ -149,6 +155,8 @@ class Trials:
 
     def teardown(self, *args):
         self.trials[-1].rounds_s.append(time.perf_counter() - self.round_started)
+        if self.on_round:
+            self.on_round(self.rounds_done + 1, self.total_rounds, self.trials[-1].rounds_s[-1])
         if self.reference and self.rounds_done % 2 == 1:
             self.trials[-1].reference_rounds_s.append(timed(self.reference, self.iterations))
         self.rounds_done += 1

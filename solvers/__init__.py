@@ -37,6 +37,8 @@ class Solver:
     # The float64 computation this solver's answers must match; a solver that changes the
     # algorithm (e.g. standardizes x) names its own.
     reference: Callable = gradient_descent
+    # Its first run at a new iteration count compiles (XLA): a benchmark then warms it up at the full count.
+    compiles_per_count: bool = False
 
     def unavailable_reason(self, device: str) -> str | None:
         """Why this solver cannot run on device here (a missing package, no GPU), or None when it can."""
@@ -104,7 +106,7 @@ REGISTRY = {
         Solver("tf1_callable", devices=DEVICES, dtype="float32", needs_tensorflow=True),
         Solver("tf2_eager", devices=DEVICES, dtype="float32", needs_tensorflow=True),
         Solver("tf2_function", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf2_function_xla", devices=DEVICES, dtype="float32", needs_tensorflow=True),
+        Solver("tf2_function_xla", devices=DEVICES, dtype="float32", needs_tensorflow=True, compiles_per_count=True),
         Solver("numpy_lean", devices=("cpu",), dtype="float64", needs_tensorflow=False),
         Solver("numpy_affine_limit", devices=("cpu",), dtype="float64", needs_tensorflow=False),
         Solver("numpy_affine_power", devices=("cpu",), dtype="float64", needs_tensorflow=False),

@@ -52,3 +52,28 @@ def test_a_reference_timed_over_fewer_steps_is_compared_per_step(monkeypatch):
     assert figures["reference_iterations"] == 100
     assert figures["ratio_to_reference"] == {"ratio": pytest.approx(2.0), "low": pytest.approx(2.0),
                                              "high": pytest.approx(2.0)}
+
+
+@pytest.mark.parametrize("count, rounded", [(3_750.0, 3_000), (100_000, 100_000), (99_999.9, 90_000), (7.9, 7),
+                                            (0.2, 1)])
+def test_a_reduced_step_count_keeps_one_significant_digit(count, rounded):
+    from perf.measure import one_significant_digit
+
+    assert one_significant_digit(count) == rounded
+
+
+def test_a_round_budget_runs_fewer_steps_except_for_the_seeds_own_programs():
+    import solvers
+    from perf.measure import round_plan
+    from perf.profiles import Profile
+    from solvers.problem import seed_problem
+
+    # 1e5 numpy_loop steps take about a second (12 µs each here); a 10 ms budget leaves about 1% of them.
+    budget = Profile(sizes=(1_000,), iterations=100_000, trials=1, rounds_per_trial=1, max_round_s=0.01)
+    problem = seed_problem(1_000, iterations=100_000)
+    steps, round_s = round_plan(solvers.get("numpy_loop"), "cpu", problem, 100_000, budget)
+    assert 1 <= steps < 100_000 and str(steps).rstrip("0") in "123456789"
+    assert round_s <= 0.01
+    exempt = Profile(sizes=(1_000,), iterations=100_000, trials=1, rounds_per_trial=1, max_round_s=0.01,
+                     full_count_solvers=("numpy_loop",))
+    assert round_plan(solvers.get("numpy_loop"), "cpu", problem, 100_000, exempt)[0] == 100_000

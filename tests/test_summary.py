@@ -70,3 +70,14 @@ def test_nothing_to_say_without_timings():
     disabled["extra_info"]["per_iteration_us"] = None  # as under --benchmark-disable
     assert summary.summary_lines([disabled], SETTING) == []
     assert summary.summary_lines([], SETTING) == []
+
+
+def test_a_solver_that_ran_fewer_steps_says_so_with_the_time_scaled_to_the_full_count():
+    eager = benchmark_entry("tf2_eager", "cpu", 1_000, 1_600.0, iterations=3_000, ratio=130.0, spread=0.0)
+    eager["extra_info"]["steps_reduced_from"] = 100_000  # the seed profile's round budget
+    entries = [benchmark_entry("numpy_loop", "cpu", 1_000, 12.0, iterations=100_000), eager]
+    lines = summary.summary_lines(entries, SETTING)
+    start = lines.index("Fewer steps, scaled:")
+    assert lines[start + 1] == ("  tf2_eager at n = 1,000 ran 3,000 steps a round, not 100,000: "
+                                "100,000 steps at its µs/step would take 160 s")
+    assert "Fewer steps, scaled:" not in summary.summary_lines(entries[:1], SETTING)

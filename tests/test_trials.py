@@ -39,7 +39,7 @@ def recorder(clock, log, name, seconds):
     return run
 
 
-def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_rounds=4, iterations=100):
+def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_rounds=4, iterations=100, **options):
     setups = []
 
     @contextmanager
@@ -52,7 +52,8 @@ def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_r
     def open_reference():
         yield recorder(clock, log, "reference", reference_seconds)
 
-    return Trials(open_run, iterations, trials, max_rounds, open_reference if reference_seconds else None), setups
+    return Trials(open_run, iterations, trials, max_rounds, open_reference if reference_seconds else None,
+                  **options), setups
 
 
 def test_every_trial_sets_up_afresh_and_rounds_fill_the_trial_target(clock):
@@ -118,6 +119,36 @@ def test_later_trials_warm_up_at_full_count_only_where_the_first_warm_up_was_slo
                        for index, entry in enumerate(log) if entry[0] == "setup"]
     # Each later trial's calls: its rounds, plus the warm-up when kept (the sizing call is trial 1's only).
     assert calls_per_trial[-1] == 1 + warmed_each_trial
+
+
+def test_without_the_full_warm_up_every_call_at_the_full_count_is_a_timed_round(clock):
+    # The seed profile: a tf1_feed_dict round is ~25 s, and the setup's one-step call warms it up.
+    log = []
+    schedule_, _ = schedule(clock, log, lambda call: 25.0, reference_seconds=lambda call: 1.0, max_rounds=1,
+                            full_warm_up=False)
+    with schedule_ as trials:
+        trials.measure()
+    calls = [entry for entry in log if entry[0] != "setup"]
+    # One reference round beside each timed round (before it, after it, before it), and no other call.
+    assert calls == [("reference", 100), ("solver", 100), ("solver", 100), ("reference", 100),
+                     ("reference", 100), ("solver", 100)]
+    assert [trial.first_run_s for trial in trials.trials] == [None] * 3 and trials.warm_up_each_trial is False
+
+
+def test_without_the_full_warm_up_rounds_are_still_sized_on_a_call(clock):
+    schedule_, _ = schedule(clock, [], lambda call: 0.3, full_warm_up=False)
+    with schedule_ as trials:
+        assert trials.rounds_per_trial == int(trials_module.TRIAL_TARGET_S / 0.3)
+        assert trials.trials[0].first_run_s is None
+
+
+def test_each_round_is_reported_as_it_ends(clock):
+    heard = []
+    schedule_, _ = schedule(clock, [], lambda call: 2.5 + call, trials=2, max_rounds=1,
+                            on_round=lambda *args: heard.append(args))
+    with schedule_ as trials:
+        trials.measure()
+    assert heard == [(1, 2, pytest.approx(3.5)), (2, 2, pytest.approx(trials.trials[1].rounds_s[0]))]
 
 
 def test_slowdown_factors_read_names_and_a_wildcard():
