@@ -2,6 +2,7 @@
 
 import pytest
 
+from perf import progress
 from solvers import tensorflow_support
 
 FULL_PROFILE_MARKER = ("full_profile: a figure beyond the per-step tables; runs with --profile full "
@@ -40,3 +41,21 @@ def tensorflow_imported_first(request):
     """
     if any(item.get_closest_marker("tensorflow") for item in request.session.items):
         tensorflow_support.unavailable_reason()
+
+
+@pytest.fixture(autouse=True)
+def progress_on_the_terminal(request):
+    """Long rounds say where they are, on a terminal only: never in the JSON, the tables or a CI log."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or not reporter.isatty:
+        yield
+        return
+
+    def write(line):
+        with capture.global_and_fixture_disabled():  # past pytest's capture of the test's own output
+            reporter.ensure_newline()
+            reporter.write_line(f"  {line}")
+
+    with progress.reporting(write):
+        yield

@@ -1,0 +1,34 @@
+"""Where a long benchmark is, on the terminal only: what it will take, then each round as it ends."""
+
+from contextlib import contextmanager
+
+# Rounds shorter than this pass in a blink; longer ones would look like a hang without a word.
+MIN_ROUND_S = 2.0
+
+_write = None  # one line to the terminal, set by perf/conftest.py for each test when stdout is a terminal
+
+
+@contextmanager
+def reporting(write):
+    """Progress lines of the benchmarks run inside the block go to write(line)."""
+    global _write
+    _write, previous = write, _write
+    try:
+        yield
+    finally:
+        _write = previous
+
+
+def say(line: str) -> None:
+    if _write is not None:
+        _write(line)
+
+
+def expected(label: str, rounds: int, round_s: float, iterations: int) -> None:
+    if round_s >= MIN_ROUND_S:
+        say(f"{label}: {rounds} timed round{'s' * (rounds != 1)} of {iterations:,} steps, about {round_s:.0f} s each")
+
+
+def round_done(label: str, done: int, rounds: int, round_s: float) -> None:
+    if round_s >= MIN_ROUND_S:
+        say(f"{label}: round {done} of {rounds} took {round_s:.1f} s")
