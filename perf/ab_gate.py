@@ -58,9 +58,9 @@ ROUNDS_PER_TRIAL = 3
 DEFAULT_TRIALS = 8
 # From the noise study (python -m perf.noise_study): see README "The regression gate".
 DEFAULT_THRESHOLD = 0.10
-# The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): a
-# ratio of two versions then does not hang on how many idle cores each trial happened to find. README has
-# what pinning changes.
+# The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
+# A/A runs here its 90% intervals were a third narrower pinned (median width 7.0-7.5%, against 10.7-13.0%
+# with the defaults; two runs each), so a real slowdown clears them sooner. README "The regression gate".
 GATE_THREADS = 1
 SEED = 20261130  # the shuffles are seeded, so a rerun replays the same order
 FAILED, CANNOT_GATE = 1, 2

@@ -55,12 +55,13 @@ def round_plan(solver, device, problem, iterations: int, profile) -> tuple[int, 
     """(steps a round runs, its estimated seconds): iterations, or fewer where a round would last longer than
     profile.max_round_s; the seed's own programs (profile.full_count_solvers) always run them all.
 
-    Estimated from one untimed call of PROBE_STEPS on a session of its own: per-step solvers cost the same
-    per step at any count, and for in-graph loops the estimate errs long (it holds the per-call cost).
+    Estimated from one untimed call of PROBE_STEPS on a session of its own, after a warm-up: per-step solvers
+    cost the same per step at any count, and for in-graph loops the estimate errs long (it holds the per-call
+    cost).
     """
+    probe = min(iterations, PROBE_STEPS)
     with solver.prepare(problem, device) as run:
-        run(1)
-        probe = min(iterations, PROBE_STEPS)
+        run(probe if solver.compiles_per_count else 1)  # XLA compiles anew for the probe's count: not a step's cost
         step_s = timed(run, probe) / probe
     if solver.name in profile.full_count_solvers or step_s * iterations <= profile.max_round_s:
         return iterations, step_s * iterations

@@ -33,13 +33,15 @@ class Profile:
 
 PROFILES = {
     # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100.
-    "quick": Profile(sizes=(1_000, 100_000), iterations=1_000, trials=5, rounds_per_trial=5, max_sample_steps=10**7),
+    "quick": Profile(sizes=(1_000, 100_000), iterations=1_000, trials=5, rounds_per_trial=5, max_sample_steps=10**7,
+                     wall_time_here="1.5 min"),
     # The n-sweep the report fits t = α + β·n to.
-    "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), iterations=1_000, trials=5, rounds_per_trial=5),
+    "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), iterations=1_000, trials=5, rounds_per_trial=5,
+                    wall_time_here="20 min"),
     # The original question itself, in minutes: its two programs and the in-graph loops run all 1e5 steps (a
     # tf1_feed_dict round is ~25 s, so three trials of one round); per-step solvers whose round would pass 5 s
     # (tf2_eager: ~160 s) run fewer, and the summary says so.
     "seed": Profile(sizes=(SEED_N,), iterations=SEED_ITERATIONS, trials=3, rounds_per_trial=1, full_warm_up=False,
-                    max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict")),
+                    max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict"), wall_time_here="3.5 min"),
 }
 DEFAULT_PROFILE = "quick"

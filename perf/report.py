@@ -382,12 +382,13 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(runs)]
     lines = ["# FSSGD benchmark report", ""]
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
-    lines += ["Each benchmark is timed in independent trials (a fresh setup each); µs / iteration is the fastest "
-              f"trial's median round over its iterations. × {REFERENCE_SOLVER} is the median over trials of the "
-              f"benchmark's time over the {REFERENCE_SOLVER} rounds timed beside it, with its "
+    lines += [f"Each benchmark is timed in independent trials (a fresh setup each). × {REFERENCE_SOLVER} is the "
+              f"median over trials of the benchmark's time over the {REFERENCE_SOLVER} rounds timed beside it, with its "
               f"{CONFIDENCE:.0%} interval from the variation between trials; the decomposition's parts are "
               f"differences of those ratios times {REFERENCE_SOLVER}'s µs / iteration, their intervals the two "
-              "intervals combined end to end. The model fits "
+              f"intervals combined end to end. µs / iteration is that ratio times the median of every "
+              f"{REFERENCE_SOLVER} trial of the run at that n (a figure's benchmark: its fastest trial's median "
+              "round over its iterations). The model fits "
               "t(n) = α + β·n per solver and device: α is the fixed cost of one step, β the cost per sample; "
               f"n* (model) is where a solver's line meets `{REFERENCE_SOLVER}`'s; n* (measured) interpolates "
               "the measured ratio between the two sizes where it crosses 1.", ""]
