@@ -42,10 +42,11 @@ def device_table(timings: dict, device: str) -> list[str]:
     sizes = sorted({n for _, d, n in timings if d == device})
     names = {timing["device_name"] for (_, d, _), timing in timings.items() if d == device and timing["device_name"]}
     # Sorted by the size the question is about, so the table reads from the fastest to the slowest there.
-    order_n = report.decomposition_n({key: timing for key, timing in timings.items() if key[1] == device})
+    order_n = question_size(timings, device)
     solvers = sorted({s for s, d, _ in timings if d == device},
                      key=lambda s: timings.get((s, device, order_n), {}).get("per_iteration_us", float("inf")))
-    header = [[f"{device}" + (f" ({names.pop()})" if len(names) == 1 else "")] + [cell for n in sizes for cell in (f"n = {n:,}", "")],
+    title = device + (f" ({names.pop()})" if len(names) == 1 else "")
+    header = [[title] + [cell for n in sizes for cell in (f"n = {n:,}", "")],
               ["solver"] + [column for _ in sizes for column in ("µs/step", f"× {report.REFERENCE_SOLVER}")]]
     rows = []
     for solver in solvers:
@@ -67,13 +68,18 @@ def interval_text(interval) -> str:
     return f"{number(interval.value)}x ({number(interval.low)}–{number(interval.high)})"
 
 
+def question_size(timings: dict, device: str) -> int:
+    """The size measured on device that is nearest the question's (n = 1,000)."""
+    return report.decomposition_n({key: timing for key, timing in timings.items() if key[1] == device})
+
+
 def decomposition(timings: dict, device: str) -> list[str]:
-    n = report.decomposition_n({key: timing for key, timing in timings.items() if key[1] == device})
+    n = question_size(timings, device)
     components = report.step_components(timings, device, n)
-    whole = timings.get(("tf1_feed_dict", device, n))
+    whole = report.whole_step(timings, device, n)
     if not (components and whole):
         return []
-    whole_us = whole["per_iteration_us"]
+    whole_us = whole.value
     rows = [[component, f"{number(value.value)} µs",
              f"({number(value.low)} to {number(value.high)})" if value.low != value.high else "",
              f"{value.value / whole_us:.0%}", derivation]
