@@ -164,7 +164,7 @@ def skip_unavailable(request):
     if request.node.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
         pytest.skip(reason)
     if request.node.get_closest_marker("gpu") and not tensorflow_support.gpu_names():
-        pytest.skip("no GPU visible to TensorFlow")
+        pytest.skip(tensorflow_support.NO_GPU)
 
 
 def pytest_report_header(config):

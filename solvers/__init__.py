@@ -46,7 +46,7 @@ class Solver:
             if reason := tensorflow_support.unavailable_reason():
                 return reason
             if device == "gpu" and not tensorflow_support.gpu_names():
-                return "no GPU visible to TensorFlow"
+                return tensorflow_support.NO_GPU
         return None
 
     def prepare(self, problem: Problem, device: str):

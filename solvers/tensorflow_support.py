@@ -16,6 +16,7 @@ DEFAULT_THREADS = 0
 # TensorFlow aborts the interpreter on a negative count and spends minutes starting 100,000 threads.
 MAX_THREADS = 1024
 DEVICE_SPECS = {"cpu": "/device:CPU:0", "gpu": "/device:GPU:0"}
+NO_GPU = "no GPU visible to TensorFlow"  # why gpu benchmarks skip, and gpu solvers are refused, without one
 # Printed by TensorFlow's C++ runtime while it loads, through a logger that starts before
 # TF_CPP_MIN_LOG_LEVEL is read, so only catching them on the way out quiets them.
 STARTUP_NOISE = re.compile(
