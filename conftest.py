@@ -124,7 +124,7 @@ def pytest_generate_tests(metafunc):
     config = metafunc.config
     if "solver" in metafunc.fixturenames:
         metafunc.parametrize("solver", [
-            pytest.param(solvers.get(name), id=name, marks=pytest.mark.tensorflow if solvers.get(name).needs_tensorflow else ())
+            pytest.param(solvers.get(name), id=name, marks=pytest.mark.tensorflow if "tensorflow" in solvers.get(name).needs else ())
             for name in selected(config, "solvers", solvers.REGISTRY)
         ])
     if "device" in metafunc.fixturenames:

@@ -128,7 +128,7 @@ def prepared(solver, problem, device, placement: dict | None):
     """(run, setup_s): prepare plus a first call, kept out of the timed rounds; placement, when given a dict, is
     recorded into it and checked."""
     started = time.perf_counter()
-    watching = placement is not None and solver.needs_tensorflow
+    watching = placement is not None and "tensorflow" in solver.needs
     recording = tensorflow_support.recording_placement() if watching else nullcontext(None)
     with ExitStack() as session:  # open until the caller is done; closes the session however it ends
         with recording as placed:  # around setup only: recording slows every op it watches

@@ -219,11 +219,16 @@ def unavailable_reasons(solvers) -> dict:
     """{solver name: why it cannot run here} for solvers whose optional package is missing."""
     reasons = {}
     for name, solver in solvers.REGISTRY.items():
-        if getattr(solver, "needs_tensorflow", False):
+        if hasattr(solver, "unavailable_reason"):  # what each solver needs, since the registry says it
+            reason = solver.unavailable_reason(solver.devices[0])
+        elif getattr(solver, "needs_tensorflow", False):  # a version from before: TensorFlow or nothing
             from solvers import tensorflow_support
 
-            if reason := tensorflow_support.unavailable_reason():
-                reasons[name] = reason
+            reason = tensorflow_support.unavailable_reason()
+        else:
+            reason = None
+        if reason:
+            reasons[name] = reason
     return reasons
 
 

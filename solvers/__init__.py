@@ -17,7 +17,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from solvers import tensorflow_support
+from solvers import packages
 from solvers.problem import DivergenceError, Fit, Problem, check_iterations
 from solvers.reference import TOLERANCE, gradient_descent, standardized_gradient_descent
 
@@ -33,7 +33,8 @@ class Solver:
     name: str
     devices: tuple[str, ...]
     dtype: str
-    needs_tensorflow: bool
+    # The optional packages it imports (solvers/packages.py); without one its benchmarks skip with the install hint.
+    needs: tuple[str, ...] = ()
     # The float64 computation this solver's answers must match; a solver that changes the
     # algorithm (e.g. standardizes x) names its own.
     reference: Callable = gradient_descent
@@ -42,11 +43,10 @@ class Solver:
 
     def unavailable_reason(self, device: str) -> str | None:
         """Why this solver cannot run on device here (a missing package, no GPU), or None when it can."""
-        if self.needs_tensorflow:
-            if reason := tensorflow_support.unavailable_reason():
+        for package in self.needs:
+            if reason := packages.unavailable_reason(package) or (
+                    device == "gpu" and packages.gpu_unavailable_reason(package)):
                 return reason
-            if device == "gpu" and not tensorflow_support.gpu_names():
-                return tensorflow_support.NO_GPU
         return None
 
     def prepare(self, problem: Problem, device: str):
@@ -97,24 +97,25 @@ def divergence_message(solver: Solver, problem: Problem, fit: Fit) -> str:
 REGISTRY = {
     solver.name: solver
     for solver in (
-        Solver("numpy_loop", devices=("cpu",), dtype="float64", needs_tensorflow=False),
-        Solver("tf1_feed_dict", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf1_while_loop", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf1_feed_dict_no_loss", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf1_constant", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf1_constant_no_loss", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf1_callable", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf2_eager", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf2_function", devices=DEVICES, dtype="float32", needs_tensorflow=True),
-        Solver("tf2_function_xla", devices=DEVICES, dtype="float32", needs_tensorflow=True, compiles_per_count=True),
-        Solver("numpy_lean", devices=("cpu",), dtype="float64", needs_tensorflow=False),
-        Solver("numpy_affine_limit", devices=("cpu",), dtype="float64", needs_tensorflow=False),
-        Solver("numpy_affine_power", devices=("cpu",), dtype="float64", needs_tensorflow=False),
+        Solver("numpy_loop", devices=("cpu",), dtype="float64"),
+        Solver("tf1_feed_dict", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf1_while_loop", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf1_feed_dict_no_loss", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf1_constant", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf1_constant_no_loss", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf1_callable", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf2_eager", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf2_function", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
+        Solver("tf2_function_xla", devices=DEVICES, dtype="float32", needs=("tensorflow",), compiles_per_count=True),
+        Solver("numpy_lean", devices=("cpu",), dtype="float64"),
+        Solver("numpy_affine_limit", devices=("cpu",), dtype="float64"),
+        Solver("numpy_affine_power", devices=("cpu",), dtype="float64"),
         # lr 0.1 on standardized x whatever problem.lr is: a different iteration, so its own reference.
-        Solver("numpy_standardized", devices=("cpu",), dtype="float64", needs_tensorflow=False,
+        Solver("numpy_standardized", devices=("cpu",), dtype="float64", reference=standardized_gradient_descent),
+        Solver("tf1_while_loop_standardized", devices=DEVICES, dtype="float32", needs=("tensorflow",),
                reference=standardized_gradient_descent),
-        Solver("tf1_while_loop_standardized", devices=DEVICES, dtype="float32", needs_tensorflow=True,
-               reference=standardized_gradient_descent),
+        # The roofline: each step one fused pass over the data, vectorized (solvers/numba_fused.py).
+        Solver("numba_fused", devices=("cpu",), dtype="float64", needs=("numba",)),
     )
 }
 

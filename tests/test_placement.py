@@ -10,7 +10,7 @@ from solvers import tensorflow_support
 from solvers.problem import seed_problem
 
 pytestmark = pytest.mark.tensorflow
-TF_SOLVERS = [name for name, solver in solvers.REGISTRY.items() if solver.needs_tensorflow and "gpu" in solver.devices]
+TF_SOLVERS = [name for name, solver in solvers.REGISTRY.items() if "tensorflow" in solver.needs and "gpu" in solver.devices]
 
 
 def test_sessions_refuse_soft_placement_and_pin_threads(monkeypatch):

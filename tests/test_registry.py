@@ -32,6 +32,12 @@ def test_each_entry_is_one_module_with_prepare(name):
     assert solver.dtype in TOLERANCE
 
 
+def test_what_a_solver_needs_is_a_package_with_an_install_hint():
+    from solvers.packages import INSTALL_HINTS
+
+    assert {package for solver in solvers.REGISTRY.values() for package in solver.needs} <= set(INSTALL_HINTS)
+
+
 def test_unknown_name_lists_the_known_ones():
     with pytest.raises(KeyError, match="unknown solver 'nope'; known solvers: numpy_loop, tf1_feed_dict"):
         solvers.get("nope")

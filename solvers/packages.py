@@ -1,0 +1,32 @@
+"""The optional packages solvers need beyond NumPy: whether each imports here, how to install it, whether it sees a GPU."""
+
+import importlib
+from functools import cache
+
+from solvers import tensorflow_support
+
+INSTALL_HINTS = {
+    "tensorflow": "install the tf-cpu or tf-gpu extra",
+    "numba": "install the numba extra (pip install -e '.[numba]')",
+}
+
+
+@cache
+def unavailable_reason(package: str) -> str | None:
+    """Why package cannot be used here, or None when it imports."""
+    if package == "tensorflow":
+        return tensorflow_support.unavailable_reason()  # imported its own way: quietly, threads set first
+    try:
+        importlib.import_module(package)
+    except ImportError as error:
+        return f"{package} is not installed ({error}); {INSTALL_HINTS[package]}"
+    except Exception as error:  # a broken install fails in many ways, none of which is ours to fix
+        return f"{package} is installed but failed to import: {type(error).__name__}: {error}"
+    return None
+
+
+def gpu_unavailable_reason(package: str) -> str | None:
+    """Why package's solvers cannot run on a GPU here, or None when it sees one."""
+    if package == "tensorflow":
+        return None if tensorflow_support.gpu_names() else tensorflow_support.NO_GPU
+    return f"{package} solvers here are CPU-only"
