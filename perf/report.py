@@ -16,6 +16,9 @@ from perf.runs import RunError, newest_run, read_run
 from solvers.tensorflow_support import threads_setting
 
 REFERENCE_SOLVER = "numpy_loop"
+# What a step could cost: every step one fused, vectorized pass (the CPU's roofline), and the algebraic limit,
+# which needs no pass over the data per step at all (a 2x2 affine map on five sums).
+ROOFLINE_SOLVER, ALGEBRAIC_LIMIT_SOLVER = "numba_fused", "numpy_affine_limit"
 DECOMPOSITION_N = 1_000  # the size the question is about
 # "Slightly outside" the measured sizes: within one decade, as the sizes are spaced by decades.
 EXTRAPOLATION_FACTOR = 10
@@ -255,15 +258,20 @@ def size_tables(timings: dict) -> list[str]:
         ref_device = reference_device(device, {(s, d) for s, d, _ in timings})
         reference = timings.get((REFERENCE_SOLVER, ref_device, n))
         ratio_header = f"× {REFERENCE_SOLVER}" + ("" if ref_device == device else f" ({ref_device})")
+        # How far each solver is from what this CPU can do: the fused loop, and the algebra's own limit.
+        limits = [(solver, timings[solver, "cpu", n]) for solver in (ROOFLINE_SOLVER, ALGEBRAIC_LIMIT_SOLVER)
+                  if (solver, "cpu", n) in timings]
         rows = [
             [f"`{solver}`", number(timing["per_iteration_us"]), number(timing["setup_s"]),
-             with_interval(ratio_to_reference(timings, solver, device, n)) if reference else "—",
-             number(timing["iterations"]), number(timing["trials"]), number(timing["rounds"])]
+             with_interval(ratio_to_reference(timings, solver, device, n)) if reference else "—"]
+            + [number(timing["per_iteration_us"] / limit["per_iteration_us"]) for _, limit in limits]
+            + [number(timing["iterations"]), number(timing["trials"]), number(timing["rounds"])]
             for (solver, d, size), timing in sorted(timings.items(), key=lambda item: item[1]["per_iteration_us"])
             if (d, size) == (device, n)
         ]
         lines += [f"**{device}, n = {n:,}**", ""]
-        lines += table(["solver", "µs / iteration", "setup s", ratio_header, "iterations", "trials", "rounds"], rows)
+        lines += table(["solver", "µs / iteration", "setup s", ratio_header] + [f"× {name}" for name, _ in limits]
+                       + ["iterations", "trials", "rounds"], rows)
     return lines
 
 

@@ -374,3 +374,15 @@ def test_without_arguments_it_reports_the_newest_run_saved_for_this_environment(
     write(storage / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
     assert report.main([]) == 0
     assert "TF 2.21.0" in (tmp_path / "reports" / "report.md").read_text()
+
+
+def test_every_solver_is_set_against_the_roofline_and_the_algebraic_limit(tmp_path):
+    per_step = {"numpy_loop": 12.0, "numba_fused": 0.12, "numpy_affine_limit": 0.015, "tf1_feed_dict": 240.0}
+    entries = [benchmark_entry(solver, "cpu", 1_000, us, ratio=None if solver == "numpy_loop" else us / 12.0)
+               for solver, us in per_step.items()]
+    run = write(tmp_path / "run.json", result_document(entries))
+    assert report.main([str(run), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "| solver | µs / iteration | setup s | × numpy_loop | × numba_fused | × numpy_affine_limit |" in text
+    assert "| `tf1_feed_dict` | 240 | 0.0500 | 20.0 (19.0 to 21.0) | 2,000 | 16,000 |" in text
+    assert "| `numba_fused` | 0.120 | 0.0500 | 0.0100 (0.00950 to 0.0105) | 1.00 | 8.00 |" in text
