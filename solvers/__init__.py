@@ -116,6 +116,8 @@ REGISTRY = {
                reference=standardized_gradient_descent),
         # The roofline: each step one fused pass over the data, vectorized (solvers/numba_fused.py).
         Solver("numba_fused", devices=("cpu",), dtype="float64", needs=("numba",)),
+        Solver("jax_fori_loop", devices=DEVICES, dtype="float32", needs=("jax",)),
+        Solver("jax_step", devices=DEVICES, dtype="float32", needs=("jax",)),
     )
 }
 

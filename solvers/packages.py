@@ -8,6 +8,7 @@ from solvers import tensorflow_support
 INSTALL_HINTS = {
     "tensorflow": "install the tf-cpu or tf-gpu extra",
     "numba": "install the numba extra (pip install -e '.[numba]')",
+    "jax": "install the jax extra (pip install -e '.[jax]')",
 }
 
 
@@ -29,4 +30,12 @@ def gpu_unavailable_reason(package: str) -> str | None:
     """Why package's solvers cannot run on a GPU here, or None when it sees one."""
     if package == "tensorflow":
         return None if tensorflow_support.gpu_names() else tensorflow_support.NO_GPU
+    if package == "jax":
+        import jax
+
+        try:
+            jax.devices("gpu")
+        except RuntimeError:  # JAX's answer when no backend of that kind is there
+            return "no GPU visible to JAX"
+        return None
     return f"{package} solvers here are CPU-only"
