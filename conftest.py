@@ -156,11 +156,11 @@ def skip_unavailable(request):
                     "run `pytest perf/` without -n, or add --benchmark-disable to only check their answers", pytrace=False)
     params = getattr(request.node, "callspec", None) and request.node.callspec.params or {}
     solver, device = params.get("solver"), params.get("device")
-    if solver and device:
-        if device not in solver.devices:
-            pytest.skip(f"{solver.name} is {'/'.join(solver.devices)}-only")
-        if reason := solver.unavailable_reason(device):
-            pytest.skip(reason)
+    if solver and device and device not in solver.devices:
+        pytest.skip(f"{solver.name} is {'/'.join(solver.devices)}-only")
+    # Tests of a solver alone (tests/test_solvers.py) run it on its first device, the CPU.
+    if solver and (reason := solver.unavailable_reason(device or solver.devices[0])):
+        pytest.skip(reason)
     if request.node.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
         pytest.skip(reason)
     if request.node.get_closest_marker("gpu") and not tensorflow_support.gpu_names():

@@ -118,6 +118,8 @@ REGISTRY = {
         Solver("numba_fused", devices=("cpu",), dtype="float64", needs=("numba",)),
         Solver("jax_fori_loop", devices=DEVICES, dtype="float32", needs=("jax",)),
         Solver("jax_step", devices=DEVICES, dtype="float32", needs=("jax",)),
+        Solver("torch_eager", devices=DEVICES, dtype="float32", needs=("torch",)),
+        Solver("torch_compile", devices=DEVICES, dtype="float32", needs=("torch",)),
     )
 }
 

@@ -9,6 +9,7 @@ INSTALL_HINTS = {
     "tensorflow": "install the tf-cpu or tf-gpu extra",
     "numba": "install the numba extra (pip install -e '.[numba]')",
     "jax": "install the jax extra (pip install -e '.[jax]')",
+    "torch": "install the torch-cpu or torch-gpu extra",
 }
 
 
@@ -38,4 +39,8 @@ def gpu_unavailable_reason(package: str) -> str | None:
         except RuntimeError:  # JAX's answer when no backend of that kind is there
             return "no GPU visible to JAX"
         return None
+    if package == "torch":
+        import torch
+
+        return None if torch.cuda.is_available() else "no GPU visible to PyTorch"
     return f"{package} solvers here are CPU-only"

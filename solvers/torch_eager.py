@@ -1,0 +1,30 @@
+"""PyTorch eager: one autograd step per Python iteration, as a user writes it (loss.backward, optimizer.step)."""
+
+from contextlib import contextmanager
+
+from solvers.problem import Fit, Problem
+from solvers.torch_common import data_on, device_of, import_torch, original_loss
+
+
+@contextmanager
+def prepare(problem: Problem, device: str):
+    torch = import_torch()
+    place = device_of(torch, device)
+    x, y = data_on(torch, problem, place)
+    w = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
+    b = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
+    optimizer = torch.optim.SGD([w, b], lr=problem.lr)
+
+    def run(iterations: int) -> Fit:
+        with torch.no_grad():  # every round starts from w = b = 0
+            w.zero_()
+            b.zero_()
+        for _ in range(iterations):
+            optimizer.zero_grad()
+            original_loss(x, y, w, b).backward()
+            optimizer.step()
+        with torch.no_grad():
+            loss = original_loss(x, y, w, b)
+        return Fit(w=w.item(), b=b.item(), loss=loss.item(), iterations=iterations)  # item() waits for the device
+
+    yield run
