@@ -1,4 +1,4 @@
-"""What the JAX solvers share: JAX imported quietly, the device asked for, the data there, the original loss."""
+"""What the JAX solvers share: JAX imported lazily, the device asked for, the data there, the original loss."""
 
 from solvers.problem import Problem
 
