@@ -11,7 +11,7 @@ from perf import environment, measure, runs, summary
 from perf.profiles import DEFAULT_PROFILE, PROFILES
 from solvers import tensorflow_support
 
-pytest_plugins = ["pytester", "perf.gate"]
+pytest_plugins = ["pytester"]
 
 DEFAULT_STORAGE = f"file://./{environment.SAVED_RUNS}"
 
