@@ -14,7 +14,7 @@ from perf import environment, estimators, progress
 from perf.trials import Trials, slowdown_of, timed
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
-from solvers.reference import mismatch
+from solvers.answers import mismatch
 
 # Every benchmark of the per-step tables is paired with this one, round by round, on the same problem.
 REFERENCE_SOLVER, REFERENCE_DEVICE = "numpy_loop", "cpu"
@@ -157,7 +157,7 @@ def expected(reference, n, iterations):
 
 def assert_matches_reference(fit, solver, n):
     """A fast wrong answer is a failure: fit must be the float64 reference's on the seed data at n."""
-    error = mismatch(fit, expected(solver.reference, n, fit.iterations), solver.dtype)
+    error = mismatch(fit, expected(solver.expected, n, fit.iterations), solver.dtype)
     assert error is None, error
 
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from perf import accuracy
 from perf.measure import benchmarked
 from solvers.problem import SEED_N, seed_problem
-from solvers.reference import TOLERANCE
+from solvers import accuracy
+from solvers.answers import TOLERANCE
 
 # Raw x at lr 1e-4: the original NumPy loop, the same loop without redundant passes, the in-graph loops.
 # Standardized x at lr 0.1: the same NumPy and in-graph loops. tf1_feed_dict is left out: ~40 s a round here.
@@ -20,9 +20,9 @@ def test_time_to_accuracy(benchmark, solver, device, profile):
     problem = seed_problem(SEED_N)
     # Aim the float64 reference tighter by the dtype's tolerance, so that an answer that far from it
     # (float32) is still within the target.
-    needed, _ = accuracy.iterations_to_accuracy(solver.reference, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
+    needed, _ = accuracy.iterations_to_accuracy(solver.expected, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
     iterations = needed or accuracy.MAX_ITERATIONS
-    descent = accuracy.descent_of(solver.reference, problem)
+    descent = accuracy.descent_of(solver.expected, problem)
     fit = benchmarked(benchmark, solver, device, problem, iterations, profile, figure="time_to_accuracy",
                       x_scaling=descent.x_scaling, lr=descent.problem.lr)
     error = accuracy.fit_error(fit, problem)

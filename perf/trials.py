@@ -179,7 +179,9 @@ def serve(tree: str) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
     from solvers.problem import seed_problem
-    from solvers.reference import mismatch
+
+    older_names(solvers)
+    from solvers.answers import mismatch
 
     references = {}
 
@@ -199,9 +201,9 @@ def serve(tree: str) -> None:
         with Trials(open_run, iterations, trials=1, max_rounds=request["max_rounds"],
                     slowdown=slowdown_of(solver.name)) as trials:
             fit = trials.measure()
-        key = (solver.reference, n, iterations)
+        key = (solver.expected, n, iterations)
         if key not in references:
-            references[key] = solver.reference(seed_problem(n, iterations=iterations))
+            references[key] = solver.expected(seed_problem(n, iterations=iterations))
         if error := mismatch(fit, references[key], solver.dtype):
             return {"error": f"wrong answer: {error}"}
         return {"trial": asdict(trials.trials[0])}
@@ -213,6 +215,19 @@ def serve(tree: str) -> None:
         except Exception as error:  # the controller reports it against this benchmark and version
             reply = {"error": f"{type(error).__name__}: {error}"}
         print(json.dumps(reply), flush=True)
+
+
+def older_names(solvers) -> None:
+    """A version from before the expected-answer rename (solvers/reference.py, Solver.reference), under today's names."""
+    import importlib
+
+    try:
+        importlib.import_module("solvers.answers")
+    except ImportError:
+        sys.modules["solvers.answers"] = importlib.import_module("solvers.reference")
+    for solver in solvers.REGISTRY.values():
+        if not hasattr(solver, "expected"):
+            object.__setattr__(solver, "expected", solver.reference)  # a frozen dataclass of that version
 
 
 def unavailable_reasons(solvers) -> dict:

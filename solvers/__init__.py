@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from solvers import packages
 from solvers.problem import DivergenceError, Fit, Problem, check_iterations
-from solvers.reference import TOLERANCE, gradient_descent, standardized_gradient_descent
+from solvers.answers import (TOLERANCE, affine_descent, gradient_descent, standardized_affine_descent,
+                             standardized_gradient_descent)
 
 DEVICES = ("cpu", "gpu")
 
@@ -35,9 +36,9 @@ class Solver:
     dtype: str
     # The optional packages it imports (solvers/packages.py); without one its benchmarks skip with the install hint.
     needs: tuple[str, ...] = ()
-    # The float64 computation this solver's answers must match; a solver that changes the
-    # algorithm (e.g. standardizes x) names its own.
-    reference: Callable = gradient_descent
+    # The float64 computation of its expected answer (solvers/answers.py): one that shares no code with what it
+    # times, so a fault there shows; a solver that changes the iteration (standardizes x) names its own.
+    expected: Callable = gradient_descent
     # Its first run at a new iteration count compiles (XLA): a benchmark then warms it up at the full count.
     compiles_per_count: bool = False
 
@@ -90,8 +91,8 @@ def divergence_message(solver: Solver, problem: Problem, fit: Fit) -> str:
     else:
         cause = f"lr {problem.lr:g} is within the stable limit {limit:.4g} for this x, so its arithmetic broke down"
     outcome = f"above the starting loss {problem.starting_loss:.4g}" if finite(fit) else "not finite"
-    return (f"{solver.name} diverged: {cause}; after {fit.iterations} iterations w = {fit.w:.4g}, b = {fit.b:.4g}, "
-            f"loss = {fit.loss:.4g} ({outcome}; checked on the final answer, not per iteration)")
+    return (f"{solver.name} diverged: {cause}; after {fit.iterations} step{'s' * (fit.iterations != 1)} w = {fit.w:.4g}, b = {fit.b:.4g}, "
+            f"loss = {fit.loss:.4g} ({outcome}; checked on the final answer, not per step)")
 
 
 REGISTRY = {
@@ -107,13 +108,14 @@ REGISTRY = {
         Solver("tf2_eager", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
         Solver("tf2_function", devices=DEVICES, dtype="float32", needs=("tensorflow",)),
         Solver("tf2_function_xla", devices=DEVICES, dtype="float32", needs=("tensorflow",), compiles_per_count=True),
-        Solver("numpy_lean", devices=("cpu",), dtype="float64"),
+        # It times answers.gradient_descent itself, so its answer is checked against the matrix power.
+        Solver("numpy_lean", devices=("cpu",), dtype="float64", expected=affine_descent),
         Solver("numpy_affine_limit", devices=("cpu",), dtype="float64"),
         Solver("numpy_affine_power", devices=("cpu",), dtype="float64"),
-        # lr 0.1 on standardized x whatever problem.lr is: a different iteration, so its own reference.
-        Solver("numpy_standardized", devices=("cpu",), dtype="float64", reference=standardized_gradient_descent),
+        # lr 0.1 on standardized x whatever problem.lr is: a different iteration, so its own expected answer.
+        Solver("numpy_standardized", devices=("cpu",), dtype="float64", expected=standardized_affine_descent),
         Solver("tf1_while_loop_standardized", devices=DEVICES, dtype="float32", needs=("tensorflow",),
-               reference=standardized_gradient_descent),
+               expected=standardized_gradient_descent),
         # The roofline: each step one fused pass over the data, vectorized (solvers/numba_fused.py).
         Solver("numba_fused", devices=("cpu",), dtype="float64", needs=("numba",)),
         Solver("jax_fori_loop", devices=DEVICES, dtype="float32", needs=("jax",)),

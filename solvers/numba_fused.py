@@ -6,11 +6,11 @@ from functools import cache
 import numpy as np
 
 from solvers.problem import Fit, Problem
-from solvers.reference import mean_squared_error
+from solvers.answers import mean_squared_error
 
 
 def descend(x, y, lr, iterations):
-    """The reference's iteration, with both gradient sums taken in the one pass that computes the residuals."""
+    """gradient_descent's iteration, with both gradient sums taken in the one pass that computes the residuals."""
     n = x.shape[0]
     w = b = 0.0
     for _ in range(iterations):
@@ -28,7 +28,7 @@ def compiled():
     import numba
 
     # fastmath lets the two sums be split across SIMD lanes (reassociated): the vectorized loop a C compiler
-    # makes at -O3 -ffast-math. It changes float64 rounding far inside the reference's tolerance.
+    # makes at -O3 -ffast-math. It changes float64 rounding far inside the float64 tolerance.
     return numba.njit(fastmath=True)(descend)
 
 

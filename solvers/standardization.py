@@ -4,7 +4,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from solvers.problem import Problem
-from solvers.reference import STANDARDIZED_LR
+from solvers.answers import STANDARDIZED_LR
 
 
 @contextmanager

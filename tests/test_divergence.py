@@ -5,7 +5,7 @@ import pytest
 
 from solvers import standardization
 from solvers.problem import SEED_LR, DivergenceError, Problem, seed_problem
-from solvers.reference import standardized_gradient_descent
+from solvers.answers import STANDARDIZED
 
 UNSTABLE_LR = 3.1e-4  # just above the seed data's limit: the error grows 1.064x per step
 # lr 1e-2 makes the float64 and float32 iterates overflow to inf, then nan, within 1,000 steps.
@@ -22,7 +22,7 @@ def test_the_stable_limit_on_the_seed_data_is_two_over_the_largest_hessian_eigen
 
 def unstable(solver, monkeypatch, lr):
     """A problem on which solver's own step is unstable: the standardized solvers use lr 0.1 whatever problem.lr says."""
-    if solver.reference is standardized_gradient_descent:
+    if solver.expected in STANDARDIZED:
         monkeypatch.setattr(standardization, "STANDARDIZED_LR", lr * 1e4)  # beyond their limit of 1.0
         return seed_problem(iterations=1_000, lr=SEED_LR), f"lr {SEED_LR:g} is within the stable limit 0.0003004"
     return seed_problem(iterations=1_000, lr=lr), f"lr {lr:g} is above the stable limit 0.0003004 for this x"
@@ -33,10 +33,10 @@ def unstable(solver, monkeypatch, lr):
 def test_every_solver_reports_divergence_instead_of_a_result(solver, lr, monkeypatch):
     problem, cause = unstable(solver, monkeypatch, lr)
     with solver.prepare(problem, "cpu") as run:
-        with pytest.raises(DivergenceError, match=rf"^{solver.name} diverged: {cause}.*after 1000 iterations w = "):
+        with pytest.raises(DivergenceError, match=rf"^{solver.name} diverged: {cause}.*after 1000 steps w = "):
             run()
         # Even one step overshoots to above the starting loss; and the prepared run survives its errors.
-        with pytest.raises(DivergenceError, match="after 1 iterations"):
+        with pytest.raises(DivergenceError, match="after 1 step w = "):
             run(1)
 
 
@@ -49,8 +49,8 @@ def test_the_message_says_how_fast_and_what_it_checked(monkeypatch):
             run()
     assert str(raised.value).startswith(
         "numpy_lean diverged: lr 0.00031 is above the stable limit 0.0003004 for this x (the error grows 1.064x per step); "
-        "after 1000 iterations w = -1.147e+27, b = -1.721e+25, loss = 4.378e+57 (above the starting loss 5668; "
-        "checked on the final answer, not per iteration)")
+        "after 1000 steps w = -1.147e+27, b = -1.721e+25, loss = 4.378e+57 (above the starting loss 5668; "
+        "checked on the final answer, not per step)")
     with solvers.get("numpy_lean").prepare(seed_problem(iterations=1_000, lr=OVERFLOWING_LR), "cpu") as run:
         with pytest.raises(DivergenceError, match=r"w = nan, b = nan, loss = nan \(not finite;"):
             run()

@@ -1,10 +1,13 @@
-"""Every registered solver gives the float64 reference's answer, on the seed data and on other data."""
+"""Every registered solver gives its expected answer, on the seed data and on other data."""
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+import solvers
+from solvers.answers import TOLERANCE, affine_descent, closed_form, gradient_descent, mismatch
 from solvers.problem import Problem, seed_problem
-from solvers.reference import TOLERANCE, closed_form, mismatch
 
 
 def line(slope, intercept, x, noise=0.0, seed=0):
@@ -22,11 +25,11 @@ PROBLEMS = {
 
 
 @pytest.mark.parametrize("name", PROBLEMS)
-def test_matches_the_float64_reference(solver, name):
+def test_gives_its_expected_answer(solver, name):
     problem = PROBLEMS[name]
     with solver.prepare(problem, "cpu") as run:
         fit = run()
-    error = mismatch(fit, solver.reference(problem), solver.dtype)
+    error = mismatch(fit, solver.expected(problem), solver.dtype)
     assert error is None, error
     assert fit.loss == pytest.approx(np.mean((problem.y - (fit.w * problem.x + fit.b)) ** 2), rel=TOLERANCE[solver.dtype])
 
@@ -54,5 +57,28 @@ def test_one_prepared_run_serves_every_iteration_count(solver):
         fits = {iterations: run(iterations) for iterations in (1, 7, 50)}
     for iterations, fit in fits.items():
         assert fit.iterations == iterations
-        error = mismatch(fit, solver.reference(problem, iterations), solver.dtype)
+        error = mismatch(fit, solver.expected(problem, iterations), solver.dtype)
         assert error is None, error
+
+
+def one_step_short(descent):
+    """descent with a fault: it stops one step early and says it ran them all."""
+    return lambda problem, iterations=None: replace(descent(problem, (iterations or problem.iterations) - 1),
+                                                    iterations=iterations or problem.iterations)
+
+
+# Solvers that time an expected answer's own code (solvers/answers.py), and where that code is looked up.
+TIMING_AN_ANSWER = {"numpy_lean": ("solvers.numpy_lean.gradient_descent", gradient_descent),
+                    "numpy_standardized": ("solvers.numpy_lean.gradient_descent", gradient_descent),
+                    "numpy_affine_power": ("solvers.numpy_affine_power.affine_descent", affine_descent)}
+
+
+@pytest.mark.parametrize("name", TIMING_AN_ANSWER)
+def test_a_fault_in_code_that_is_also_an_answer_fails_its_answer_check(name, monkeypatch):
+    # Each is checked against the other formulation, so its check does not compare a function with itself.
+    target, descent = TIMING_AN_ANSWER[name]
+    monkeypatch.setattr(target, one_step_short(descent))
+    solver, problem = solvers.get(name), seed_problem(1000, iterations=20)  # before standardized x converges
+    with solver.prepare(problem, "cpu") as run:
+        fit = run()
+    assert fit.iterations == 20 and mismatch(fit, solver.expected(problem), solver.dtype) is not None

@@ -1,13 +1,11 @@
-"""Iterations to a stated accuracy: the first step at which float64 descent is that close to the closed form."""
+"""Steps to a stated accuracy: the first step at which float64 descent is that close to the closed form."""
 
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
-from solvers.numpy_affine_power import step_matrix
+from solvers.answers import STANDARDIZED, closed_form, standardized_problem, step_matrix
 from solvers.problem import Fit, Problem
-from solvers.reference import STANDARDIZED_LR, closed_form, standardized_gradient_descent
 
 # Relative error in both w and b against the least-squares answer: what "converged" means here.
 TARGET = 1e-3
@@ -17,7 +15,7 @@ CHUNK = 4_096
 
 
 class Descent(NamedTuple):
-    """What a reference iterates on, and how its (w, b) map back to w, b for the original x."""
+    """What an expected answer iterates on, and how its (w, b) map back to w, b for the original x."""
 
     problem: Problem
     x_scaling: str
@@ -29,12 +27,11 @@ class Descent(NamedTuple):
         return w, np.asarray(b) - self.mean * w
 
 
-def descent_of(reference, problem: Problem) -> Descent:
-    """The iteration behind a solver's reference: raw x at problem.lr, or standardized x at STANDARDIZED_LR."""
-    if reference is standardized_gradient_descent:
-        mean, std = float(problem.x.mean()), float(problem.x.std())
-        standardized = replace(problem, x=(problem.x - mean) / std, lr=STANDARDIZED_LR)
-        return Descent(standardized, "standardized", mean, std)
+def descent_of(expected, problem: Problem) -> Descent:
+    """The iteration behind a solver's expected answer: raw x at problem.lr, or standardized x at STANDARDIZED_LR."""
+    if expected in STANDARDIZED:
+        on_standardized, mean, std = standardized_problem(problem)
+        return Descent(on_standardized, "standardized", mean, std)
     return Descent(problem, "raw")
 
 
@@ -57,14 +54,14 @@ def step_powers(matrix: np.ndarray, count: int) -> np.ndarray:
     return powers
 
 
-def iterations_to_accuracy(reference, problem: Problem, target: float = TARGET,
+def iterations_to_accuracy(expected, problem: Problem, target: float = TARGET,
                            max_iterations: int = MAX_ITERATIONS) -> tuple[int | None, float]:
     """(K*, error at K*): the first K whose iterate is within target, or (None, error at max_iterations).
 
-    The iterates come from the affine map of (w, b, 1) that one gradient step is (numpy_affine_power's
-    matrix), equal to the reference loop's up to rounding, at a few ns per step instead of O(n).
+    The iterates come from the affine map of (w, b, 1) that one gradient step is (answers.step_matrix),
+    equal to the loop's up to rounding, at a few ns per step instead of O(n).
     """
-    descent = descent_of(reference, problem)
+    descent = descent_of(expected, problem)
     closed = closed_form(problem)
     powers = step_powers(step_matrix(descent.problem), CHUNK)
     state = np.array([0.0, 0.0, 1.0])

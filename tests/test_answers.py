@@ -1,10 +1,10 @@
-"""The float64 reference and the closed form, checked against NumPy's least squares and the original report."""
+"""The expected answers: float64 descent and the closed form, checked against NumPy's least squares and the original report."""
 
 import numpy as np
 import pytest
 
 from solvers.problem import Fit, Problem, seed_problem
-from solvers.reference import closed_form, gradient_descent, mismatch
+from solvers.answers import closed_form, gradient_descent, mismatch
 
 
 def standardized(x):
@@ -45,7 +45,7 @@ def test_one_step_is_the_textbook_update():
 
 
 def test_raw_seed_steps_stop_short_of_the_closed_form_as_reported():
-    # DESIGN.md: 1e5 raw steps give b = 20.14 where the least-squares answer is 20.27.
+    # README, part 3: the original 1e5 raw steps end at b = 20.14 where the least-squares answer is 20.27.
     fit = gradient_descent(seed_problem())
     _, closed_b = closed_form(seed_problem())
     assert fit.b == pytest.approx(20.14, abs=0.01)
@@ -53,9 +53,9 @@ def test_raw_seed_steps_stop_short_of_the_closed_form_as_reported():
 
 
 def test_mismatch_names_the_wrong_field_and_accepts_the_right_one():
-    reference = Fit(w=1.0, b=2.0, loss=3.0, iterations=10)
-    assert mismatch(reference, reference, "float64") is None
-    assert mismatch(Fit(1.0 + 1e-6, 2.0, 3.0, 10), reference, "float32") is None
-    assert "w = " in mismatch(Fit(1.0 + 1e-6, 2.0, 3.0, 10), reference, "float64")
-    assert "b = " in mismatch(Fit(1.0, 2.1, 3.0, 10), reference, "float32")
-    assert "iterations" in mismatch(Fit(1.0, 2.0, 3.0, 9), reference, "float64")
+    expected = Fit(w=1.0, b=2.0, loss=3.0, iterations=10)
+    assert mismatch(expected, expected, "float64") is None
+    assert mismatch(Fit(1.0 + 1e-6, 2.0, 3.0, 10), expected, "float32") is None
+    assert "w = " in mismatch(Fit(1.0 + 1e-6, 2.0, 3.0, 10), expected, "float64")
+    assert "b = " in mismatch(Fit(1.0, 2.1, 3.0, 10), expected, "float32")
+    assert "ran 9 steps" in mismatch(Fit(1.0, 2.0, 3.0, 9), expected, "float64")
