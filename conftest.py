@@ -1,14 +1,16 @@
-"""Command-line options, the solver × device × n parametrization, and the skips that say why."""
+"""pytest's wiring: command-line options, the solver × device × n parametrization, the skips that say why, and the
+hooks that record a run and print its answer."""
 
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
 
 import solvers
-from perf import environment, measure, runs, summary
-from perf.profiles import DEFAULT_PROFILE, PROFILES
+from perf.measure import environment
+from perf.measure.profiles import DEFAULT_PROFILE, PROFILES
+from perf.report import summary
+from perf.report.rows import derived_figures, rows_of
+from perf.report.runs import StorageError, check_storage
 from solvers import tensorflow_support
 
 pytest_plugins = ["pytester"]
@@ -19,7 +21,7 @@ DEFAULT_STORAGE = f"file://./{environment.SAVED_RUNS}"
 def pytest_addoption(parser):
     group = parser.getgroup("fssgd-bench")
     group.addoption("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
-                    help=f"benchmark sizes and iterations (default: {DEFAULT_PROFILE})")
+                    help=f"benchmark sizes, step counts and trials (default: {DEFAULT_PROFILE})")
     group.addoption("--threads", type=tensorflow_support.threads_argument, default=tensorflow_support.DEFAULT_THREADS,
                     help="TensorFlow intra- and inter-op threads: N pins both to N; 0 (default) keeps "
                          "TensorFlow's own thread pools, as the seed program ran")
@@ -54,70 +56,10 @@ def pytest_configure(config):
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
         config.option.benchmark_storage = f"file://./{environment.runs_folder()}"
-    check_benchmark_files(config)
-
-
-def check_benchmark_files(config):
-    """Stop before any benchmark runs when a saved run cannot be compared or a result could not be written.
-
-    pytest-benchmark would find out only at the end, with a traceback, or compare against an older run than the
-    one asked for. Nothing here modifies or deletes a saved run.
-    """
-    if not hasattr(config.option, "benchmark_storage"):
-        return  # pytest-benchmark is not loaded (-p no:benchmark)
-    storage = config.option.benchmark_storage
-    if "://" not in storage:  # a bare path is a file storage to pytest-benchmark too
-        storage = "file://" + storage
-    if not storage.startswith("file://"):
-        return  # elasticsearch storage: pytest-benchmark's own business
-    folder = Path(storage[len("file://"):])
-    from pytest_benchmark.utils import get_machine_id
-
-    runs_folder = folder / get_machine_id()
-    if config.option.benchmark_save or config.option.benchmark_autosave:
-        if reason := unwritable(runs_folder, create=True):
-            raise pytest.UsageError(f"--benchmark-save/--benchmark-autosave: cannot write to {runs_folder} ({reason})")
-    if config.option.benchmark_json:
-        path = Path(config.option.benchmark_json)
-        if reason := "it is a folder" if path.is_dir() else unwritable(path.parent, create=False):
-            raise pytest.UsageError(f"--benchmark-json: cannot write {path} ({reason})")
-    if compare := config.option.benchmark_compare:
-        check_saved_runs(folder, get_machine_id(), compare)
-
-
-def unwritable(folder: Path, create: bool) -> str | None:
-    """Why no file can be created in folder, or None; tried for real, as permissions lie to root and to read-only mounts."""
     try:
-        if create:
-            folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            return None
-    except OSError as error:
-        return error.strerror or str(error)
-
-
-def check_saved_runs(folder: Path, machine_id: str, compare):
-    """Refuse --benchmark-compare when a run it would read is unreadable or not pytest-benchmark's JSON."""
-    from pytest_benchmark.storage.file import FileStorage
-
-    # pytest-benchmark's own lookup, so the files checked are exactly the ones it would load.
-    storage = FileStorage(folder, logger=None, default_machine_id=machine_id)
-    candidates = storage.query("[0-9][0-9][0-9][0-9]_" if compare is True else compare)
-    broken = [f"  {path}: {reason}" for path in candidates if (reason := unusable_run(path))]
-    if broken:
-        raise pytest.UsageError(
-            "--benchmark-compare: these saved runs cannot be read, so nothing was run; they are left as they are. "
-            "Move them out of the storage folder, or compare one good run with --benchmark-compare=NNNN:\n"
-            + "\n".join(broken)
-        )
-
-
-def unusable_run(path: Path) -> str | None:
-    try:
-        runs.read_run(path)
-    except runs.RunError as error:
-        return str(error)
-    return None
+        check_storage(config.option)
+    except StorageError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def pytest_generate_tests(metafunc):
@@ -174,7 +116,9 @@ def pytest_report_header(config):
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):
-    measure.anchor_to_reference(output_json["benchmarks"])
+    """The figures derived from the trials, beside them, for readers of the JSON (docs/extra-info.md)."""
+    for row in rows_of(output_json["benchmarks"])[0]:
+        row.info.update(derived_figures(row))  # row.info is the benchmark's own extra_info
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
@@ -187,14 +131,8 @@ def pytest_terminal_summary(terminalreporter, config):
     session = getattr(config, "_benchmarksession", None)
     if session is None or session.disabled or not session.benchmarks:
         return
-    versions = environment.versions()
-    setting = ", ".join(filter(None, [
-        f"profile {config.getoption('profile')}",
-        versions["tensorflow"] and f"TensorFlow {versions['tensorflow']}",
-        f"NumPy {versions['numpy']}",
-        f"threads: {tensorflow_support.threads_setting(tensorflow_support.threads())}",
-    ]))
-    lines = summary.summary_lines([bench.as_dict(include_data=False) for bench in session.benchmarks], setting)
+    lines = summary.summary_lines([bench.as_dict(include_data=False) for bench in session.benchmarks],
+                                  summary.setting(config.getoption("profile")))
     if lines:
         terminalreporter.write_sep("-", "fssgd-bench: the answer for this run")
         for line in lines:

@@ -1,11 +1,11 @@
-"""Which benchmarks run (a figure's own SOLVERS only, figures beyond the per-step tables only when asked for), in one process state."""
+"""Which benchmarks run (a study's own SOLVERS only, the studies beyond the per-step tables only when asked for), in one process state."""
 
 import pytest
 
-from perf import progress
+from perf.measure import progress
 from solvers import tensorflow_support
 
-FULL_PROFILE_MARKER = ("full_profile: a figure beyond the per-step tables; runs with --profile full "
+FULL_PROFILE_MARKER = ("full_profile: a study beyond the per-step tables; runs with --profile full "
                        "or when its module is named on the command line")
 
 
@@ -15,7 +15,7 @@ def pytest_configure(config):
 
 def wanted(item, full_profile: bool, named: set) -> bool:
     solver = getattr(item, "callspec", None) and item.callspec.params.get("solver")
-    # A figure that only some solvers make sense for names them in its module's SOLVERS.
+    # A study that only some solvers make sense for names them in its module's SOLVERS.
     if solver and solver.name not in getattr(getattr(item, "module", None), "SOLVERS", (solver.name,)):
         return False
     # Keeps `pytest perf/` quick: the sweeps cost minutes, and the per-step tables answer the question.

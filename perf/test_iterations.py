@@ -1,8 +1,8 @@
-"""Total time against the iteration count K at n = 1,000: one-off setup apart from the cost of each step."""
+"""Total time against the step count K at n = 1,000: one-off setup apart from the cost of each step."""
 
 import pytest
 
-from perf.measure import benchmarked
+from perf.measure.benchmark import benchmarked
 from solvers.problem import SEED_N, seed_problem
 
 # The loops whose one-off and per-step costs differ most: the original two, the in-graph loops, XLA.
@@ -17,4 +17,4 @@ pytestmark = pytest.mark.full_profile
 def test_iterations(benchmark, solver, device, iterations, profile):
     benchmark.group = f"iterations n={SEED_N}"
     problem = seed_problem(SEED_N, iterations=iterations)
-    benchmarked(benchmark, solver, device, problem, iterations, profile, figure="iteration_sweep")
+    benchmarked(benchmark, solver, device, problem, iterations, profile, figure="iteration_sweep")  # the study's id

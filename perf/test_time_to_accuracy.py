@@ -2,10 +2,10 @@
 
 import pytest
 
-from perf.measure import benchmarked
-from solvers.problem import SEED_N, seed_problem
+from perf.measure.benchmark import benchmarked
 from solvers import accuracy
 from solvers.answers import TOLERANCE
+from solvers.problem import SEED_N, seed_problem
 
 # Raw x at lr 1e-4: the original NumPy loop, the same loop without redundant passes, the in-graph loops.
 # Standardized x at lr 0.1: the same NumPy and in-graph loops. tf1_feed_dict is left out: ~40 s a round here.
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.full_profile
 def test_time_to_accuracy(benchmark, solver, device, profile):
     benchmark.group = f"time to accuracy {accuracy.TARGET:g} n={SEED_N}"
     problem = seed_problem(SEED_N)
-    # Aim the float64 reference tighter by the dtype's tolerance, so that an answer that far from it
+    # Aim the float64 expected answer tighter by the dtype's tolerance, so that an answer that far from it
     # (float32) is still within the target.
     needed, _ = accuracy.iterations_to_accuracy(solver.expected, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
     iterations = needed or accuracy.MAX_ITERATIONS

@@ -5,22 +5,20 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from pytest_benchmark.utils import get_machine_id
 
-from perf import environment
+from perf.measure import environment
 from solvers import tensorflow_support
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-# The figures beyond the per-step tables; named on the command line, they run in the quick profile.
-FIGURES = ("test_iterations.py", "test_time_to_accuracy.py")
+# The studies beyond the per-step tables; named on the command line, they run in the quick profile.
+STUDIES = ("test_iterations.py", "test_time_to_accuracy.py")
 
 
 @pytest.fixture
-def run_perf(run_suite):
-    """These perf/ modules (default: the per-step benchmarks) with these options."""
-    return lambda *args, modules=("test_fssgd.py",): run_suite(*(str(ROOT / "perf" / module) for module in modules), *args)
+def run_fssgd(run_perf):
+    """perf/test_fssgd.py, the per-step benchmarks, or other perf/ modules, with these options."""
+    return lambda *args, modules=("test_fssgd.py",): run_perf(*args, modules=modules)
 
 
 def with_plugin(pytester, monkeypatch, **modules):
@@ -33,12 +31,12 @@ def with_plugin(pytester, monkeypatch, **modules):
 # TensorFlow present but broken ---------------------------------------------------------------
 
 
-def test_a_tensorflow_that_fails_at_import_skips_its_benchmarks_with_the_error(run_perf, pytester, monkeypatch):
+def test_a_tensorflow_that_fails_at_import_skips_its_benchmarks_with_the_error(run_fssgd, pytester, monkeypatch):
     # A package that shadows the real one and fails as a broken CUDA or protobuf install would.
     (pytester.path / "tensorflow").mkdir()
     (pytester.path / "tensorflow" / "__init__.py").write_text("raise RuntimeError('simulated broken install')\n")
     with_plugin(pytester, monkeypatch)
-    result = run_perf("--benchmark-disable", "-rs", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop")
+    result = run_fssgd("--benchmark-disable", "-rs", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop")
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines(
         ["*SKIPPED [[]2[]]*tensorflow is installed but failed to import: RuntimeError: simulated broken install"]
@@ -73,9 +71,9 @@ loop.prepare = prepare
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_perf, pytester, monkeypatch):
+def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_perf("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+    result = run_fssgd("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
                       "--solvers", "tf1_while_loop")
     result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
     result.stdout.fnmatch_lines(
@@ -84,10 +82,10 @@ def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_skips_the_figures_benchmarks_too(run_perf, pytester, monkeypatch):
+def test_out_of_device_memory_skips_the_studies_benchmarks_too(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_perf("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
-                      "--solvers", "tf1_while_loop", modules=FIGURES)
+    result = run_fssgd("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+                      "--solvers", "tf1_while_loop", modules=STUDIES)
     result.assert_outcomes(skipped=5)  # four iteration counts and one time to accuracy, all at n = 1000
     result.stdout.fnmatch_lines(
         ["*SKIPPED [[]5[]]*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
@@ -113,9 +111,9 @@ suite.seed_problem = lambda n, iterations: seed_problem(n, iterations, lr=3.1e-4
 '''
 
 
-def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(run_perf, pytester, monkeypatch):
+def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, unstable_lr=UNSTABLE_PLUGIN)
-    result = run_perf("-p", "unstable_lr", "--devices", "cpu", "--solvers", "numpy_loop",
+    result = run_fssgd("-p", "unstable_lr", "--devices", "cpu", "--solvers", "numpy_loop",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*DivergenceError: numpy_loop diverged: lr 0.00031 is above the stable limit 0.0002999 for this x*"])
@@ -135,7 +133,7 @@ def saved_runs_folder(pytester) -> Path:
 GOOD_RUN = {"machine_info": {}, "commit_info": {}, "benchmarks": [], "datetime": "2026-11-30T00:00:00", "version": "5.3.0"}
 
 
-def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_touches_nothing(run_perf, pytester):
+def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_touches_nothing(run_fssgd, pytester):
     folder = saved_runs_folder(pytester)
     files = {
         "0001_good.json": json.dumps(GOOD_RUN),
@@ -144,7 +142,7 @@ def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_tou
     }
     for name, text in files.items():
         (folder / name).write_text(text)
-    result = run_perf("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    result = run_fssgd("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     result.stderr.fnmatch_lines([
@@ -155,29 +153,38 @@ def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_tou
     assert {path.name: path.read_text() for path in folder.iterdir()} == files
 
 
-def test_compare_with_one_named_good_run_goes_on_despite_a_broken_one(run_perf, pytester):
+def test_compare_with_one_named_good_run_goes_on_despite_a_broken_one(run_fssgd, pytester):
     folder = saved_runs_folder(pytester)
     (folder / "0001_good.json").write_text(json.dumps(GOOD_RUN))
     (folder / "0002_killed.json").write_text(json.dumps(GOOD_RUN)[:40])
-    result = run_perf("--benchmark-compare=0001", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    result = run_fssgd("--benchmark-compare=0001", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     result.assert_outcomes(passed=2)
     result.stderr.fnmatch_lines(["Comparing against benchmarks from: *0001_good.json"])
 
 
-def test_compare_without_any_saved_run_says_so_and_goes_on(run_perf):
-    result = run_perf("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+def test_compare_without_any_saved_run_says_so_and_goes_on(run_fssgd):
+    result = run_fssgd("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     result.assert_outcomes(passed=2)
     result.stderr.fnmatch_lines(["*Can't compare. No benchmark files in *Can't load the previous benchmark."])
+
+
+def test_compare_with_a_run_that_is_not_there_is_a_usage_error(run_fssgd, pytester):
+    (saved_runs_folder(pytester) / "0001_good.json").write_text(json.dumps(GOOD_RUN))
+    result = run_fssgd("--benchmark-compare=9999", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--benchmark-compare=9999: no saved run matches it in *(saved: 0001_good.json), "
+                                 "so nothing was run"])
+    result.stdout.no_fnmatch_line("*passed*")
 
 
 # Unwritable output ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("option", ["--benchmark-autosave", "--benchmark-save=mine"])
-def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(run_perf, pytester, option):
+def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(run_fssgd, pytester, option):
     # A path under a regular file can never be created, even by root, for whom permissions do not apply.
     (pytester.path / "file.txt").write_text("")
-    result = run_perf(option, "--benchmark-storage", str(pytester.path / "file.txt" / "runs"),
+    result = run_fssgd(option, "--benchmark-storage", str(pytester.path / "file.txt" / "runs"),
                       "--devices", "cpu", "--solvers", "numpy_loop")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
@@ -188,9 +195,9 @@ def test_saving_where_no_folder_can_be_made_fails_before_any_benchmark(run_perf,
 
 @pytest.mark.parametrize("target, reason", [("file.txt/run.json", "Not a directory"), ("missing/run.json", "No such file or directory"),
                                             (".", "it is a folder")])
-def test_a_json_output_that_cannot_be_written_fails_before_any_benchmark(run_perf, pytester, target, reason):
+def test_a_json_output_that_cannot_be_written_fails_before_any_benchmark(run_fssgd, pytester, target, reason):
     (pytester.path / "file.txt").write_text("")
-    result = run_perf("--benchmark-json", target, "--devices", "cpu", "--solvers", "numpy_loop")
+    result = run_fssgd("--benchmark-json", target, "--devices", "cpu", "--solvers", "numpy_loop")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: --benchmark-json: cannot write {target} ({reason})"])
 
@@ -216,9 +223,9 @@ tensorflow_support.recording_placement = placed_on_a_gpu
 
 
 @pytest.mark.tensorflow
-def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(run_perf, pytester, monkeypatch):
+def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
-    result = run_perf("-p", "elsewhere", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
+    result = run_fssgd("-p", "elsewhere", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=2, failed=2)  # numpy_loop has no TensorFlow placement to check
     result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: "
@@ -228,17 +235,17 @@ def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(run_per
 
 
 @pytest.mark.tensorflow
-def test_a_figures_benchmark_whose_ops_ran_on_another_device_fails_too(run_perf, pytester, monkeypatch):
+def test_a_studys_benchmark_whose_ops_ran_on_another_device_fails_too(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
-    result = run_perf("-p", "elsewhere", "--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
-                      modules=FIGURES)
+    result = run_fssgd("-p", "elsewhere", "--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
+                      modules=STUDIES)
     result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: *"] * 5)
 
 
 @pytest.mark.tensorflow
-def test_every_saved_benchmark_records_where_its_float_ops_ran(run_perf, pytester):
-    result = run_perf("--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
+def test_every_saved_benchmark_records_where_its_float_ops_ran(run_fssgd, pytester):
+    result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=6)
     recorded = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
@@ -276,9 +283,9 @@ loop.prepare = prepare
 '''
 
 
-def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_perf, pytester, monkeypatch):
+def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
-    result = run_perf("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+    result = run_fssgd("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=1, deselected=1)
     calls = [int(line) for line in (pytester.path / "calls.txt").read_text().split()]
@@ -296,9 +303,9 @@ def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_perf
     assert bench["stats"]["rounds"] == rounds * trials and isinstance(info["first_run_s"], float)
 
 
-def test_with_nothing_timed_one_setup_and_one_call_check_the_answer(run_perf, pytester, monkeypatch):
+def test_with_nothing_timed_one_setup_and_one_call_check_the_answer(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
-    result = run_perf("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+    result = run_fssgd("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
                       "--benchmark-disable")
     result.assert_outcomes(passed=1, deselected=1)
     assert [int(line) for line in (pytester.path / "calls.txt").read_text().split()] == [1, 1_000]

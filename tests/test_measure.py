@@ -1,79 +1,87 @@
-"""perf.measure's run-wide figures: per-step times anchored to the reference timed all through the run."""
+"""perf.measure's one path for a solver's run: setup apart, placement checked, rounds sized, answers checked."""
 
 import pytest
 
-from perf.measure import anchor_to_reference
+import solvers
+from perf.measure import trials as trials_module
+from perf.measure.benchmark import budgeted_steps
+from perf.measure.profiles import Profile
+from perf.measure.solver_runs import (PROBE_CALLS, Misplaced, answer_mismatch, check_placement, one_significant_digit,
+                                      prepared, round_plan)
+from solvers.problem import Fit, seed_problem
 
 
-def bench(solver, n=1000, iterations=1000, trial_medians=(0.02,), reference_medians=None, ratio=None, **extra):
-    info = {"solver": solver, "device": "cpu", "n": n, "iterations": iterations, "per_iteration_us": 99.0,
-            "trial_medians_s": list(trial_medians), **extra}
-    if reference_medians is not None:
-        info.update(reference_trial_medians_s=list(reference_medians), ratio_to_reference={"ratio": ratio},
-                    reference_iterations=iterations)
-    return {"name": f"test_fssgd[{solver}-cpu-n{n}]", "extra_info": info}
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
 
 
-def test_per_step_times_are_paired_ratios_times_the_median_of_every_reference_trial_at_that_size():
-    run = [bench("numpy_loop", trial_medians=[0.010, 0.011, 0.030]),
-           bench("tf1_while_loop", reference_medians=[0.012, 0.013], ratio=0.5),
-           bench("numpy_lean", reference_medians=[0.014], ratio=2.0),
-           bench("numpy_lean", n=100_000, iterations=100, reference_medians=[0.5], ratio=0.25),
-           bench("tf1_callable", n=100_000, iterations=100, reference_medians=[0.5], ratio=0.25)]
-    run[-1]["extra_info"]["reference_iterations"] = 50  # a reference timed over fewer steps: 0.5 s / 50
-    anchor_to_reference(run)
-    info = {(b["extra_info"]["solver"], b["extra_info"]["n"]): b["extra_info"] for b in run}
-    # n = 1000 pools six reference trials (three its own, three beside others): median 0.0125 s / 1000 steps.
-    assert info["numpy_loop", 1000]["per_iteration_us"] == pytest.approx(12.5)
-    assert info["numpy_loop", 1000]["reference_trials_pooled"] == 6
-    assert info["tf1_while_loop", 1000]["per_iteration_us"] == pytest.approx(6.25)
-    assert info["numpy_lean", 1000]["per_iteration_us"] == pytest.approx(25.0)
-    # Another size has its own pool of per-step times, 5 ms and 10 ms: median 7.5 ms × 0.25.
-    assert info["numpy_lean", 100_000]["per_iteration_us"] == pytest.approx(1875.0)
+def fake_run(monkeypatch, step_s, per_call_s=0.0):
+    """A run whose call of K steps takes per_call_s + K·step_s of fake time; it logs the step counts it ran."""
+    clock, calls = FakeClock(), []
+    monkeypatch.setattr(trials_module, "time", clock)
+
+    def run(steps):
+        calls.append(steps)
+        clock.now += per_call_s + steps * step_s
+
+    return run, calls
 
 
-def test_unpaired_benchmarks_and_figures_keep_their_own_per_step_time():
-    run = [bench("numpy_loop", figure="iteration_sweep"), bench("tf1_while_loop", figure="iteration_sweep")]
-    anchor_to_reference(run)
-    assert [b["extra_info"]["per_iteration_us"] for b in run] == [99.0, 99.0]
+def test_a_round_that_fits_runs_every_step_and_a_longer_one_fewer_with_one_significant_digit(monkeypatch):
+    run, calls = fake_run(monkeypatch, step_s=1e-4)
+    assert round_plan(run, most_steps=100, round_s=0.03, probe_steps=10) == (100, 1, pytest.approx(0.01))
+    assert calls == [10] * (1 + PROBE_CALLS)  # a warm-up, then the probes
+    # 3,750 steps would fit; 3,000 read as chosen.
+    assert round_plan(run, most_steps=100_000, round_s=0.375, probe_steps=10)[:2] == (3_000, 1)
+    # Never fewer steps than the probe ran.
+    assert round_plan(run, most_steps=100_000, round_s=1e-6, probe_steps=10)[:2] == (10, 1)
 
 
-def test_a_reference_timed_over_fewer_steps_is_compared_per_step(monkeypatch):
-    from types import SimpleNamespace
-
-    from perf import measure
-    from perf.trials import Trial
-
-    monkeypatch.setattr(measure, "REFERENCE_MAX_SAMPLE_STEPS", 1_000 * 100)  # n = 1000: 100 reference steps
-    trial = Trial(setup_s=0.1, first_run_s=0.02, rounds_s=[0.02] * 3, reference_rounds_s=[0.001] * 3)
-    trials = SimpleNamespace(trials=[trial] * 5, rounds_per_trial=3, warm_up_each_trial=False, open_reference=object())
-    figures = measure.trial_figures(trials, n=1_000, iterations=1_000)
-    # 20 µs a step against the reference's 10 µs a step (1 ms over 100 steps).
-    assert figures["reference_iterations"] == 100
-    assert figures["ratio_to_reference"] == {"ratio": pytest.approx(2.0), "low": pytest.approx(2.0),
-                                             "high": pytest.approx(2.0)}
+def test_calls_fill_a_round_that_one_call_of_every_step_leaves_short(monkeypatch):
+    run, calls = fake_run(monkeypatch, step_s=1e-7, per_call_s=1e-4)
+    steps, calls_a_round, round_s = round_plan(run, most_steps=1_000, round_s=0.03, probe_steps=10, most_calls=10_000)
+    # The probe of 10 steps holds the per-call cost; the calls are counted on a call of all 1,000 steps (0.2 ms).
+    assert (steps, calls_a_round) == (1_000, 150) and round_s == pytest.approx(0.03)
+    assert calls[-PROBE_CALLS - 1:] == [1_000] * (PROBE_CALLS + 1)
 
 
 @pytest.mark.parametrize("count, rounded", [(3_750.0, 3_000), (100_000, 100_000), (99_999.9, 90_000), (7.9, 7),
                                             (0.2, 1)])
 def test_a_reduced_step_count_keeps_one_significant_digit(count, rounded):
-    from perf.measure import one_significant_digit
-
     assert one_significant_digit(count) == rounded
 
 
 def test_a_round_budget_runs_fewer_steps_except_for_the_seeds_own_programs():
-    import solvers
-    from perf.measure import round_plan
-    from perf.profiles import Profile
-    from solvers.problem import seed_problem
-
-    # 1e5 numpy_loop steps take about a second (12 µs each here); a 10 ms budget leaves about 1% of them.
-    budget = Profile(sizes=(1_000,), iterations=100_000, trials=1, rounds_per_trial=1, max_round_s=0.01)
+    # 1e5 numpy_loop steps take about a second; a 10 ms budget leaves the probe's 1,000.
+    budget = Profile(sizes=(1_000,), steps=100_000, trials=1, rounds_per_trial=1, max_round_s=0.01)
     problem = seed_problem(1_000, iterations=100_000)
-    steps, round_s = round_plan(solvers.get("numpy_loop"), "cpu", problem, 100_000, budget)
-    assert 1 <= steps < 100_000 and str(steps).rstrip("0") in "123456789"
-    assert round_s <= 0.01
-    exempt = Profile(sizes=(1_000,), iterations=100_000, trials=1, rounds_per_trial=1, max_round_s=0.01,
+    steps, round_s = budgeted_steps(solvers.get("numpy_loop"), "cpu", problem, 100_000, budget)
+    assert steps == 1_000 and round_s > 0
+    exempt = Profile(sizes=(1_000,), steps=100_000, trials=1, rounds_per_trial=1, max_round_s=0.01,
                      full_count_solvers=("numpy_loop",))
-    assert round_plan(solvers.get("numpy_loop"), "cpu", problem, 100_000, exempt)[0] == 100_000
+    assert budgeted_steps(solvers.get("numpy_loop"), "cpu", problem, 100_000, exempt) == (100_000, None)
+
+
+def test_a_prepared_run_has_its_setup_timed_apart_and_may_make_several_calls_a_call():
+    problem = seed_problem(100, iterations=5)
+    with prepared(solvers.get("numpy_lean"), problem, "cpu", calls=3) as (run, setup_s):
+        assert setup_s > 0 and run(5).iterations == 5
+
+
+def test_the_answer_check_names_what_is_wrong():
+    solver = solvers.get("numpy_loop")
+    with solvers.get("numpy_loop").prepare(seed_problem(1_000, iterations=50), "cpu") as run:
+        right = run(50)
+    assert answer_mismatch(right, solver, 1_000) is None
+    assert answer_mismatch(Fit(right.w * 1.01, right.b, right.loss, 50), solver, 1_000).startswith("w = ")
+
+
+def test_ops_placed_elsewhere_stop_the_measurement_naming_where():
+    with pytest.raises(Misplaced, match="tf1_while_loop on gpu: asked for gpu, but TensorFlow placed float ops "
+                                        "elsewhere: 4 on /device:CPU:0"):
+        check_placement(solvers.get("tf1_while_loop"), "gpu", {"/device:CPU:0": 4})
+    check_placement(solvers.get("tf2_function_xla"), "gpu", {})  # XLA reports nothing, so nothing is checked

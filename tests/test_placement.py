@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 import solvers
-from perf.measure import PLACEMENT_UNRECORDED
+from perf.measure.solver_runs import PLACEMENT_UNRECORDED
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
 

@@ -5,13 +5,11 @@ import pty
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-from perf import progress
-
-ROOT = Path(__file__).resolve().parents[1]
+from perf.measure import progress
 
 
 def test_long_rounds_are_announced_and_reported_short_ones_are_not():
@@ -28,7 +26,7 @@ def test_long_rounds_are_announced_and_reported_short_ones_are_not():
 
 # The suite itself, with every round counted as long, on a pseudo-terminal and into a pipe.
 
-LONG_ROUNDS = "import perf.progress\nperf.progress.MIN_ROUND_S = 0.0\n"
+LONG_ROUNDS = "import perf.measure.progress\nperf.measure.progress.MIN_ROUND_S = 0.0\n"
 
 
 def suite_command(tmp_path):
@@ -70,6 +68,7 @@ def on_a_terminal(command, env) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.e2e
 def test_on_a_terminal_each_round_says_where_it_is(tmp_path):
     output = on_a_terminal(suite_command(tmp_path), suite_environment(tmp_path))
     assert "passed" in output
@@ -78,6 +77,7 @@ def test_on_a_terminal_each_round_says_where_it_is(tmp_path):
     assert rounds[-1].split(" took ")[0].endswith(f"round {len(rounds)} of {len(rounds)}")
 
 
+@pytest.mark.e2e
 def test_in_a_log_nothing_is_said(tmp_path):
     result = subprocess.run(suite_command(tmp_path), capture_output=True, text=True, env=suite_environment(tmp_path),
                             cwd=ROOT, timeout=300)

@@ -1,22 +1,22 @@
 """perf.report: the overhead model, crossovers, and the report from synthetic and real pytest-benchmark JSON."""
 
-import json
 import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, benchmark_entry, result_document
+from conftest import write_run as write
 
-from perf import environment, report, report_figures
-from run_documents import benchmark_entry, result_document
-
-ROOT = Path(__file__).resolve().parents[1]
+from perf.measure import environment
+from perf.report import analysis, studies
+from perf.report.__main__ import main
+from perf.report.rows import rows_of
 
 
 def linear_run(lines, sizes=(100, 1_000, 10_000, 100_000), device="cpu"):
-    """Benchmarks whose per-iteration time is exactly α + β·n, for {solver: (α µs, β ns)}, paired with numpy_loop's."""
+    """Benchmarks whose per-step time is exactly α + β·n, for {solver: (α µs, β ns)}, paired with numpy_loop's."""
     def at(solver, n):
         alpha, beta = lines[solver]
         return alpha + beta * 1e-3 * n
@@ -26,17 +26,12 @@ def linear_run(lines, sizes=(100, 1_000, 10_000, 100_000), device="cpu"):
             for solver in lines for n in sizes]
 
 
-def write(path, document):
-    path.write_text(json.dumps(document))
-    return path
-
-
 SEED_LINES = {"numpy_loop": (2.0, 10.0), "tf1_feed_dict": (250.0, 12.0), "tf1_while_loop": (100.0, 1.0)}
 
 
 def test_fit_recovers_alpha_and_beta():
     sizes = [100, 1_000, 10_000, 100_000, 1_000_000]
-    model = report.fit_overhead(sizes, [120.0 + 4e-3 * n for n in sizes])
+    model = analysis.fit_overhead(sizes, [120.0 + 4e-3 * n for n in sizes])
     assert model.alpha_us == pytest.approx(120.0, rel=1e-6)
     assert model.beta_ns == pytest.approx(4.0, rel=1e-6)
     assert model.max_relative_residual < 1e-9
@@ -47,26 +42,26 @@ def test_fit_keeps_alpha_when_the_largest_size_is_noisy():
     sizes = [100, 1_000, 10_000, 100_000, 1_000_000]
     times = [50.0 + 2e-3 * n for n in sizes]
     times[-1] *= 1.05
-    assert report.fit_overhead(sizes, times).alpha_us == pytest.approx(50.0, rel=0.05)
+    assert analysis.fit_overhead(sizes, times).alpha_us == pytest.approx(50.0, rel=0.05)
 
 
 def test_fit_needs_two_sizes():
     with pytest.raises(ValueError, match="two distinct sizes"):
-        report.fit_overhead([1_000, 1_000], [10.0, 11.0])
+        analysis.fit_overhead([1_000, 1_000], [10.0, 11.0])
 
 
 def test_crossover_in_range():
-    numpy_loop = report.Model(2.0, 10.0, 0.0, (100, 1_000_000))
-    while_loop = report.Model(100.0, 1.0, 0.0, (100, 1_000_000))
-    crossover, where = report.crossover_n(while_loop, numpy_loop, 100, 1_000_000)
+    numpy_loop = analysis.Model(2.0, 10.0, 0.0, (100, 1_000_000))
+    while_loop = analysis.Model(100.0, 1.0, 0.0, (100, 1_000_000))
+    crossover, where = analysis.crossover_n(while_loop, numpy_loop, 100, 1_000_000)
     assert crossover == pytest.approx(98.0 * 1e3 / 9.0)
     assert where == "in range"
 
 
 def test_crossover_extrapolated_just_outside_the_sizes():
-    numpy_loop = report.Model(2.0, 10.0, 0.0, (1_000, 100_000))
-    slow_start = report.Model(3_000.0, 1.0, 0.0, (1_000, 100_000))  # meets numpy_loop near n = 333,000
-    crossover, where = report.crossover_n(slow_start, numpy_loop, 1_000, 100_000)
+    numpy_loop = analysis.Model(2.0, 10.0, 0.0, (1_000, 100_000))
+    slow_start = analysis.Model(3_000.0, 1.0, 0.0, (1_000, 100_000))  # meets numpy_loop near n = 333,000
+    crossover, where = analysis.crossover_n(slow_start, numpy_loop, 1_000, 100_000)
     assert crossover == pytest.approx(2_998.0 * 1e3 / 9.0)
     assert where == "extrapolated"
 
@@ -74,15 +69,15 @@ def test_crossover_extrapolated_just_outside_the_sizes():
 @pytest.mark.parametrize("alpha, beta", [(250.0, 12.0), (100.0, 10.0), (1e7, 1.0)],
                          ids=["diverging", "parallel", "far-outside"])
 def test_no_crossover_in_range(alpha, beta):
-    numpy_loop = report.Model(2.0, 10.0, 0.0, (100, 1_000_000))
-    assert report.crossover_n(report.Model(alpha, beta, 0.0, (100, 1_000_000)), numpy_loop, 100, 1_000_000) == (
+    numpy_loop = analysis.Model(2.0, 10.0, 0.0, (100, 1_000_000))
+    assert analysis.crossover_n(analysis.Model(alpha, beta, 0.0, (100, 1_000_000)), numpy_loop, 100, 1_000_000) == (
         None, "none in range")
 
 
 def test_report_end_to_end(tmp_path, capsys):
     run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
     out = tmp_path / "out"
-    assert report.main([str(run), "--out", str(out)]) == 0
+    assert main([str(run), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "TF 2.21.0 · cpu · full" in text
     row = re.search(r"\| `tf1_while_loop` \| cpu \| 100 \| 1.00 \| 100–100,000 \(4\) \| 0.0% \| 10,889 "
@@ -92,13 +87,14 @@ def test_report_end_to_end(tmp_path, capsys):
     assert "| `tf1_feed_dict` | cpu | 250 | 12.0 |" in text and "slower throughout" in text
     # The per-size table: the paired ratio to numpy_loop with its interval, e.g. (100 + 1) / (2 + 10) at n = 1,000.
     assert "| `tf1_while_loop` | 101 | 0.0500 | 8.42 (8.00 to 8.84) | 1,000 | 5 | 5 |" in text
+    assert "| solver | µs / step | setup s | × numpy_loop | steps | trials | rounds |" in text
     # A part of the step is a ratio (with its interval) times numpy_loop's µs per step: 8.42 × 12 = 101.
-    assert "| arithmetic | 101 (95.9 to 106) | 39% | `tf1_while_loop` |" in text
+    assert re.search(r"\| arithmetic \| 101 \((95.9|96.0) to 106\) \| 39% \| `tf1_while_loop` \|", text)  # 95.95
     assert str(out / "report.md") in capsys.readouterr().out
     pytest.importorskip("matplotlib")
-    assert (out / "per_iteration_vs_n.png").stat().st_size > 0
+    assert (out / "per_step_vs_n.png").stat().st_size > 0
     assert (out / "per_step_n1000.png").stat().st_size > 0
-    assert "![per-iteration time vs n](per_iteration_vs_n.png)" in text
+    assert "![per-step time vs n](per_step_vs_n.png)" in text
 
 
 def test_step_decomposition_from_whichever_solvers_ran(tmp_path):
@@ -107,23 +103,26 @@ def test_step_decomposition_from_whichever_solvers_ran(tmp_path):
               "tf1_constant_no_loss": 13.0, "tf1_while_loop": 1.0, "tf1_callable": 18.0}
     entries = [benchmark_entry(solver, "cpu", 1_000, 10.0 * ratio, ratio=ratio, spread=0.0)
                for solver, ratio in ratios.items()]
-    timings, _ = report.timings_of(entries + [benchmark_entry("numpy_loop", "cpu", 1_000, 10.0)])
-    exact = lambda value: report.Interval(value, value, value)  # noqa: E731
-    assert report.step_components(timings, "cpu", 1_000) == [
-        ("loss fetch", exact(80.0), "tf1_feed_dict − tf1_feed_dict_no_loss"),
-        ("feed_dict copies", exact(100.0), "tf1_feed_dict − tf1_constant"),
-        ("Session.run call overhead", exact(120.0), "tf1_constant_no_loss − tf1_while_loop"),
-        ("arithmetic", exact(10.0), "tf1_while_loop"),
+    rows = {row.key: row for row in rows_of(entries + [benchmark_entry("numpy_loop", "cpu", 1_000, 10.0)])[0]}
+    parts = [(part, value[:3], derived) for part, value, derived in analysis.step_parts(rows, "cpu", 1_000)]
+    assert parts == [
+        ("loss fetch", (80.0, 80.0, 80.0), "tf1_feed_dict − tf1_feed_dict_no_loss"),
+        ("feed_dict copies", (100.0, 100.0, 100.0), "tf1_feed_dict − tf1_constant"),
+        ("Session.run call", (120.0, 120.0, 120.0), "tf1_constant_no_loss − tf1_while_loop"),
+        ("arithmetic", (10.0, 10.0, 10.0), "tf1_while_loop"),
+        ("remainder: the parts interact", (-10.0, -10.0, -10.0), "whole − the parts above"),
     ]
-    del timings["tf1_constant", "cpu", 1_000]
-    assert [row[0] for row in report.step_components(timings, "cpu", 1_000)] == [
-        "loss fetch", "Session.run call overhead", "arithmetic"]
+    # The parts and the remainder add up to the whole step, whatever the solvers' ratios.
+    assert sum(value[0] for _, value, _ in parts) == pytest.approx(analysis.whole_step(rows, "cpu", 1_000).value)
+    del rows["tf1_constant", "cpu", 1_000]
+    assert [part for part, *_ in analysis.step_parts(rows, "cpu", 1_000)] == [
+        "loss fetch", "Session.run call", "arithmetic"]
 
 
 def test_plots_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
     run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
-    assert report.main([str(run), "--out", str(tmp_path / "out")]) == 0
+    assert main([str(run), "--out", str(tmp_path / "out")]) == 0
     assert "pip install .[plot]" in capsys.readouterr().out
     assert "Plots skipped" in (tmp_path / "out" / "report.md").read_text()
     assert not list((tmp_path / "out").glob("*.png"))
@@ -131,7 +130,7 @@ def test_plots_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
 
 def test_no_plots_means_tables_only(tmp_path, capsys):
     run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
-    assert report.main([str(run), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert main([str(run), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
     assert "plot:" not in capsys.readouterr().out
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["report.md"]
     assert "Plots" not in (tmp_path / "out" / "report.md").read_text()
@@ -142,10 +141,10 @@ def test_two_runs_side_by_side_with_ratios(tmp_path):
     faster = {solver: (alpha / 2, beta) for solver, (alpha, beta) in SEED_LINES.items()}
     second = write(tmp_path / "b.json", result_document(linear_run(faster), tensorflow="2.21.0"))
     out = tmp_path / "out"
-    assert report.main([str(first), str(second), "--out", str(out)]) == 0
+    assert main([str(first), str(second), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "**A**: TF 2.20.0 · cpu · full" in text and "**B**: TF 2.21.0 · cpu · full" in text
-    assert "| solver | device | n | A µs/iter | B µs/iter | B/A |" in text
+    assert "| solver | device | n | A µs/step | B µs/step | B/A |" in text
     assert "| `tf1_feed_dict` | cpu | 100 | 251 | 126 | 0.502 |" in text
     # The paired ratios of A and B, intervals ± 5%: (250 + 1.2) / (2 + 1) against (125 + 1.2) / (1 + 1) at n = 100.
     assert "| `tf1_feed_dict` | cpu | 100 | 83.7 (79.5 to 87.9) | 63.1 (59.9 to 66.3) | 1.327 | **no** |" in text
@@ -161,7 +160,7 @@ def test_a_folder_means_its_newest_json(tmp_path):
     os.utime(old, (1e9, 1e9))  # saved long ago
     before = {path: path.read_bytes() for path in (old, new)}
     out = tmp_path / "reports"
-    assert report.main([str(tmp_path / ".benchmarks"), "--out", str(out)]) == 0
+    assert main([str(tmp_path / ".benchmarks"), "--out", str(out)]) == 0
     assert "TF 2.21.0" in (out / "report.md").read_text()
     assert {path: path.read_bytes() for path in storage.iterdir()} == before  # storage untouched
 
@@ -170,7 +169,7 @@ def test_refuses_to_write_into_the_results_folder(tmp_path, capsys):
     storage = tmp_path / ".benchmarks"
     storage.mkdir()
     write(storage / "0001_run.json", result_document(linear_run(SEED_LINES)))
-    assert report.main([str(storage), "--out", str(storage / "reports")]) == 2
+    assert main([str(storage), "--out", str(storage / "reports")]) == 2
     assert "inside the results folder" in capsys.readouterr().err
     assert sorted(path.name for path in storage.iterdir()) == ["0001_run.json"]
 
@@ -181,7 +180,7 @@ def test_bad_files_are_named_and_the_others_still_reported(tmp_path, capsys):
     truncated.write_text(good.read_text()[:200])
     foreign = write(tmp_path / "foreign.json", {"hello": "world"})
     missing = tmp_path / "missing.json"
-    assert report.main([str(truncated), str(good), str(foreign), str(missing), "--out", str(tmp_path / "out")]) == 0
+    assert main([str(truncated), str(good), str(foreign), str(missing), "--out", str(tmp_path / "out")]) == 0
     warnings = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[1] for line in warnings] == [str(truncated), str(foreign), str(missing)]
     assert "not valid JSON" in warnings[0] and "not a pytest-benchmark saved run" in warnings[1]
@@ -190,17 +189,17 @@ def test_bad_files_are_named_and_the_others_still_reported(tmp_path, capsys):
 
 def test_benchmarks_without_timings_are_skipped_with_a_note(tmp_path, capsys):
     entries = linear_run(SEED_LINES)
-    entries[0]["extra_info"]["per_iteration_us"] = None  # as under --benchmark-disable
+    del entries[0]["extra_info"]["trial_medians_s"]  # as under --benchmark-disable
     run = write(tmp_path / "run.json", result_document(entries))
-    assert report.main([str(run), "--out", str(tmp_path / "out")]) == 0
-    note = "test_fssgd[numpy_loop-cpu-n100]: no per_iteration_us (run with --benchmark-disable?), skipped"
+    assert main([str(run), "--out", str(tmp_path / "out")]) == 0
+    note = "test_fssgd[numpy_loop-cpu-n100]: not timed (run with --benchmark-disable?), skipped"
     assert note in capsys.readouterr().err
     assert note in (tmp_path / "out" / "report.md").read_text()
 
 
 def test_nothing_usable_exits_2_without_a_traceback(tmp_path):
     disabled = [benchmark_entry("numpy_loop", "cpu", 1_000, 1.0)]
-    disabled[0]["extra_info"]["per_iteration_us"] = None
+    del disabled[0]["extra_info"]["trial_medians_s"]
     empty = write(tmp_path / "disabled.json", result_document(disabled))
     (tmp_path / "garbage.json").write_bytes(b"\x00\xff not json")
     result = subprocess.run(
@@ -219,7 +218,7 @@ def test_unwritable_output_folder_exits_2(tmp_path, capsys):
     run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    assert report.main([str(run), "--out", str(blocker / "reports")]) == 2
+    assert main([str(run), "--out", str(blocker / "reports")]) == 2
     assert "cannot write the report" in capsys.readouterr().err
 
 
@@ -228,7 +227,7 @@ def test_report_on_a_real_quick_run(run_suite, tmp_path):
     outcome = run_suite(str(ROOT / "perf"), "--solvers", "numpy_loop", "--devices", "cpu", f"--benchmark-json={results}")
     outcome.assert_outcomes(passed=2)
     out = tmp_path / "report"
-    assert report.main([str(results), "--out", str(out)]) == 0
+    assert main([str(results), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "· cpu · quick" in text
     assert "| `numpy_loop` | cpu |" in text  # the model, fitted over the quick profile's two sizes
@@ -236,12 +235,12 @@ def test_report_on_a_real_quick_run(run_suite, tmp_path):
 
 
 def figure_entry(test, solver, device, extra, median_s, rounds=5):
-    """One benchmark of a figure beyond the per-step tables, as perf/measure.py records it."""
+    """One benchmark of a study beyond the per-step tables, as perf/measure records it."""
     return {
         "group": test, "name": f"{test}[{solver}-{device}]", "param": f"{solver}-{device}",
         "fullname": f"perf/{test}.py::{test}[{solver}-{device}]",
         "extra_info": {"solver": solver, "device": device, "device_name": "Test CPU", "n": 1_000, "dtype": "float32",
-                       "tensorflow": "2.21.0", "numpy": "2.4.6", **extra},
+                       "tensorflow": "2.21.0", "numpy": "2.4.6", "trial_medians_s": [median_s], **extra},
         "stats": {"median": median_s, "iqr": 0.0, "rounds": rounds, "data": [median_s] * rounds},
     }
 
@@ -255,7 +254,7 @@ def sweep_run(lines, counts=(10, 100, 1_000, 10_000)):
             median_s = (per_call_us + iterations * per_iteration_us) * 1e-6
             entries.append(figure_entry("test_iterations", solver, "cpu", {
                 "figure": "iteration_sweep", "iterations": iterations, "setup_s": setup_s,
-                "first_run_s": median_s + compile_s, "per_iteration_us": median_s / iterations * 1e6}, median_s))
+                "first_run_s": median_s + compile_s}, median_s))
     return entries
 
 
@@ -263,7 +262,7 @@ def accuracy_run(rows):
     """test_time_to_accuracy benchmarks for {solver: (x scaling, lr, dtype, iterations, wall s)}."""
     return [figure_entry("test_time_to_accuracy", solver, "cpu", {
         "figure": "time_to_accuracy", "x_scaling": scaling, "lr": lr, "dtype": dtype, "iterations": iterations,
-        "setup_s": 0.01, "per_iteration_us": wall_s / iterations * 1e6,
+        "setup_s": 0.01,
         "time_to_accuracy": {"target": 1e-3, "iterations": iterations, "reached": True, "error": 9e-4}}, wall_s)
         for solver, (scaling, lr, dtype, iterations, wall_s) in rows.items()]
 
@@ -272,16 +271,16 @@ SWEEP_LINES = {"tf1_feed_dict": (0.05, 0.0, 150.0, 300.0), "tf2_function_xla": (
 
 
 def test_sweep_fit_separates_setup_per_call_and_per_iteration():
-    fits = report_figures.fit_sweep(report_figures.figure_entries(sweep_run(SWEEP_LINES), "iteration_sweep"))
+    fits = studies.fit_sweep(rows_of(sweep_run(SWEEP_LINES))[0])
     xla = fits["tf2_function_xla", "cpu"]
-    assert (xla.setup_s, xla.iteration_counts) == (0.4, (10, 100, 1_000, 10_000))
+    assert (xla.setup_s, xla.step_counts) == (0.4, (10, 100, 1_000, 10_000))
     assert xla.first_run_extra_s == pytest.approx(0.2, rel=1e-6)
     assert xla.per_call_us == pytest.approx(80.0, rel=1e-6)
-    assert xla.per_iteration_us == pytest.approx(2.0, rel=1e-6)
+    assert xla.per_step_us == pytest.approx(2.0, rel=1e-6)
     # The totals' intercept: setup, the compile for a new K, and one call's fixed cost.
     assert xla.one_off_s == pytest.approx(0.4 + 0.2 + 80e-6, rel=1e-6)
     assert xla.setup_in_steps == pytest.approx(200_000)
-    assert fits["tf1_feed_dict", "cpu"].per_iteration_us == pytest.approx(300.0, rel=1e-6)
+    assert fits["tf1_feed_dict", "cpu"].per_step_us == pytest.approx(300.0, rel=1e-6)
 
 
 def test_figures_alone_make_a_report_without_the_per_size_sections(tmp_path):
@@ -291,7 +290,7 @@ def test_figures_alone_make_a_report_without_the_per_size_sections(tmp_path):
                 "tf1_while_loop_standardized": ("standardized", 0.1, "float32", 32, 0.0005)}
     run = write(tmp_path / "run.json", result_document(sweep_run(SWEEP_LINES) + accuracy_run(accuracy)))
     out = tmp_path / "out"
-    assert report.main([str(run), "--out", str(out)]) == 0
+    assert main([str(run), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "TF 2.21.0 · cpu · full" in text
     assert "Per size" not in text and "Overhead model" not in text
@@ -302,38 +301,29 @@ def test_figures_alone_make_a_report_without_the_per_size_sections(tmp_path):
     assert "| `tf1_while_loop` | cpu | raw | 0.0001 | 142,414 | 1.50 | 10.5 | yes (0.0009) | 3,000 |" in text
     assert "| `numpy_standardized` | cpu | standardized | 0.1 | 31 | 0.000200 | 6.45 | yes (0.0009) | 1.00 |" in text
     pytest.importorskip("matplotlib")
-    assert (out / "total_vs_iterations.png").stat().st_size > 0
-    assert "![total time vs iterations](total_vs_iterations.png)" in text
+    assert (out / "total_vs_steps.png").stat().st_size > 0
+    assert "![total time vs steps](total_vs_steps.png)" in text
 
 
 def test_figures_stay_out_of_the_per_size_tables_and_runs_without_them_omit_their_sections(tmp_path):
     with_figures = write(tmp_path / "with.json", result_document(linear_run(SEED_LINES) + sweep_run(SWEEP_LINES)))
     without = write(tmp_path / "without.json", result_document(linear_run(SEED_LINES)))
-    assert report.main([str(with_figures), "--out", str(tmp_path / "with")]) == 0
-    assert report.main([str(without), "--out", str(tmp_path / "without")]) == 0
+    assert main([str(with_figures), "--out", str(tmp_path / "with")]) == 0
+    assert main([str(without), "--out", str(tmp_path / "without")]) == 0
     text = (tmp_path / "with" / "report.md").read_text()
-    assert "## Iteration sweep" in text and "a second" not in text
-    assert "`tf2_function_xla`" not in text.split("## Iteration sweep")[0]  # no n = 1,000 row from the sweep
+    assert "## Step-count sweep" in text and "a second" not in text
+    assert "`tf2_function_xla`" not in text.split("## Step-count sweep")[0]  # no n = 1,000 row from the sweep
     plain = (tmp_path / "without" / "report.md").read_text()
-    assert "Iteration sweep" not in plain and "Time to accuracy" not in plain
+    assert "Step-count sweep" not in plain and "Time to accuracy" not in plain
 
 
 def test_measured_crossover_interpolates_between_the_sizes_where_the_ratio_crosses_one():
-    def timing(us):
-        return {"per_iteration_us": us}
-
-    timings = {("numpy_loop", "cpu", 1_000): timing(10.0), ("numpy_loop", "cpu", 100_000): timing(1_000.0),
-               ("tf1_constant", "cpu", 1_000): timing(100.0), ("tf1_constant", "cpu", 100_000): timing(100.0),
-               ("tf1_feed_dict", "cpu", 1_000): timing(300.0), ("tf1_feed_dict", "cpu", 100_000): timing(2_000.0)}
+    per_step = {("numpy_loop", 1_000): 10.0, ("numpy_loop", 100_000): 1_000.0, ("tf1_constant", 1_000): 100.0,
+                ("tf1_constant", 100_000): 100.0, ("tf1_feed_dict", 1_000): 300.0, ("tf1_feed_dict", 100_000): 2_000.0}
+    rows = {row.key: row for row in rows_of([benchmark_entry(solver, "cpu", n, us) for (solver, n), us in per_step.items()])[0]}
     # Ratio 10 at n = 1e3 and 0.1 at n = 1e5: the log-log midpoint, 1e4.
-    assert report.measured_crossover(timings, "tf1_constant", "cpu", "cpu") == "≈10,000 (faster above)"
-    assert report.measured_crossover(timings, "tf1_feed_dict", "cpu", "cpu") == "slower at every size"
-
-
-def test_a_part_of_the_step_carries_both_ratios_intervals_end_to_end():
-    whole, part = report.Interval(30.0, 28.0, 33.0), report.Interval(20.0, 19.0, 22.0)
-    assert whole - part == report.Interval(10.0, 6.0, 14.0)
-    assert (whole - part).scaled(2.0) == report.Interval(20.0, 12.0, 28.0)
+    assert analysis.measured_crossover(rows, "tf1_constant", "cpu") == "≈10,000 (faster above)"
+    assert analysis.measured_crossover(rows, "tf1_feed_dict", "cpu") == "slower at every size"
 
 
 # What pinning threads does, and the report of the newest saved run.
@@ -354,10 +344,10 @@ def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_pat
     pinned_ratios = {solver: ratio + (6.0 if solver != "tf1_while_loop" else 0.0) for solver, ratio in STEP_RATIOS.items()}
     pinned = write(tmp_path / "pinned.json", result_document(step_run(pinned_ratios), threads=1))
     out = tmp_path / "out"
-    assert report.main([str(default), str(pinned), "--out", str(out)]) == 0
+    assert main([str(default), str(pinned), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "| µs / step | A: threads TF default | B: threads pinned to 1 |" in text
-    assert "| Session.run call overhead | 120 | 180 |" in text
+    assert "| Session.run call | 120 | 180 |" in text
     assert "| feed_dict copies | 100 | 100 |" in text
     assert "| whole step (`tf1_feed_dict`) | 300 | 360 |" in text
     assert "threads TF default, NumPy" in text and "threads pinned to 1, NumPy" in text
@@ -365,14 +355,14 @@ def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_pat
 
 def test_without_arguments_it_reports_the_newest_run_saved_for_this_environment(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert report.main([]) == 2
+    assert main([]) == 2
     assert f"no saved run of this environment in {environment.runs_folder()}" in capsys.readouterr().err
     storage = tmp_path / environment.runs_folder() / "Linux-CPython-3.11-64bit"
     storage.mkdir(parents=True)
     write(storage / "0001_old.json", result_document(linear_run(SEED_LINES), tensorflow="2.19.0"))
     os.utime(storage / "0001_old.json", (1e9, 1e9))
     write(storage / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
-    assert report.main([]) == 0
+    assert main([]) == 0
     assert "TF 2.21.0" in (tmp_path / "reports" / "report.md").read_text()
 
 
@@ -381,8 +371,8 @@ def test_every_solver_is_set_against_the_roofline_and_the_algebraic_limit(tmp_pa
     entries = [benchmark_entry(solver, "cpu", 1_000, us, ratio=None if solver == "numpy_loop" else us / 12.0)
                for solver, us in per_step.items()]
     run = write(tmp_path / "run.json", result_document(entries))
-    assert report.main([str(run), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert main([str(run), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
     text = (tmp_path / "out" / "report.md").read_text()
-    assert "| solver | µs / iteration | setup s | × numpy_loop | × numba_fused | × numpy_affine_limit |" in text
+    assert "| solver | µs / step | setup s | × numpy_loop | × numba_fused | × numpy_affine_limit |" in text
     assert "| `tf1_feed_dict` | 240 | 0.0500 | 20.0 (19.0 to 21.0) | 2,000 | 16,000 |" in text
     assert "| `numba_fused` | 0.120 | 0.0500 | 0.0100 (0.00950 to 0.0105) | 1.00 | 8.00 |" in text

@@ -1,19 +1,14 @@
-"""perf.runs: the one reader of saved runs, its messages, and the newest run in a folder."""
+"""perf.report.runs: the one reader of saved runs, its messages, and the newest run in a folder."""
 
-import json
 import os
 
 import pytest
+from conftest import write_run as write
 
-from perf.runs import RunError, newest_run, read_run
+from perf.report.runs import RunError, newest_run, read_run
 
 GOOD_RUN = {"machine_info": {"node": "test"}, "benchmarks": [
     {"fullname": "perf/test_fssgd.py::test_fssgd[numpy_loop-cpu-n100]", "stats": {"median": 0.001}}]}
-
-
-def write(path, document):
-    path.write_text(json.dumps(document))
-    return path
 
 
 def test_a_good_run_is_returned_as_is(tmp_path):

@@ -1,22 +1,13 @@
 """The benchmark suite end to end: ids, skips that say why, options, xdist, storage, and TensorFlow absent."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 import solvers
-from perf import environment
-from perf.report_format import number
-from perf.profiles import PROFILES
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def run_perf(run_suite):
-    """The whole perf/ suite with these options."""
-    return lambda *args: run_suite(str(ROOT / "perf"), *args)
+from perf.measure import environment
+from perf.measure.profiles import PROFILES
+from perf.report.tables import number
 
 
 def test_ids_read_solver_device_size(run_perf):
@@ -136,7 +127,7 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert output.index("fssgd-bench: the answer for this run") > output.index("benchmark 'n=1000'")
     result.stdout.fnmatch_lines([
         "Per step, profile quick, *NumPy *, threads: TF default. × numpy_loop: the median of the trials' paired ratios*",
-        f"numpy_lean * {number(paired['per_iteration_us'])} *{number(ratio['ratio'])}x (*)*",
+        f"numpy_lean * {number(paired['per_iteration_us'])} *{number(ratio['ratio'])} (* to *)*",
     ])
 
 

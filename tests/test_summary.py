@@ -1,53 +1,53 @@
-"""perf.summary: the per-step answer printed after a timed run, from this run's benchmarks alone."""
+"""perf.report.summary: the per-step answer printed after a timed run, from this run's benchmarks alone."""
 
 import copy
 import re
 
-from perf import summary
-from run_documents import benchmark_entry
+from conftest import benchmark_entry
+
+from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.report import summary
 
 SETTING = "profile quick, threads: TF default"
+RATIOS = {"tf1_feed_dict": 30.0, "tf1_feed_dict_no_loss": 22.0, "tf1_constant": 20.0, "tf1_constant_no_loss": 13.0,
+          "tf1_while_loop": 1.0}
 
 
 def paired_run():
     """numpy_loop at 10 µs a step (its own trials and the ones beside the others) and exact ratios to it."""
-    ratios = {"tf1_feed_dict": 30.0, "tf1_feed_dict_no_loss": 22.0, "tf1_constant": 20.0,
-              "tf1_constant_no_loss": 13.0, "tf1_while_loop": 1.0}
-    entries = []
-    for n in (1_000, 100_000):
-        reference = benchmark_entry("numpy_loop", "cpu", n, 99.0, iterations=100)
-        reference["extra_info"]["trial_medians_s"] = [10e-6 * 100] * 5
-        entries.append(reference)
-        for solver, ratio in ratios.items():
-            # per_iteration_us as measure.py writes it before the run is anchored: its fastest trial, here off.
-            entry = benchmark_entry(solver, "cpu", n, 999.0, iterations=100, ratio=ratio, spread=0.0)
-            entry["extra_info"].update(reference_trial_medians_s=[10e-6 * 100] * 5, reference_iterations=100)
-            entries.append(entry)
-    return entries
+    return [entry for n in (1_000, 100_000) for entry in
+            [benchmark_entry("numpy_loop", "cpu", n, 10.0, iterations=100)]
+            + [benchmark_entry(solver, "cpu", n, 10.0 * ratio, iterations=100, ratio=ratio, spread=0.0)
+               for solver, ratio in RATIOS.items()]]
 
 
 def test_per_step_times_come_from_the_paired_ratios_and_the_runs_reference():
     lines = summary.summary_lines(paired_run(), SETTING)
-    assert lines[0].startswith(f"Per step, {SETTING}. × numpy_loop: the median of the trials' paired ratios")
+    assert lines[0] == (f"Per step, {SETTING}. × numpy_loop: the median of the trials' paired ratios, with its "
+                        "interval (93.8%, the range of 5 trials).")
     rows = {line.split()[0]: line.split() for line in lines if line.startswith(("numpy_loop", "tf1_"))}
     assert rows["numpy_loop"] == ["numpy_loop", "10.0", "reference", "10.0", "reference"]
-    assert rows["tf1_while_loop"] == ["tf1_while_loop", "10.0", "1.00x", "10.0", "1.00x"]
-    assert rows["tf1_feed_dict"] == ["tf1_feed_dict", "300", "30.0x", "300", "30.0x"]
+    assert rows["tf1_while_loop"] == ["tf1_while_loop", "10.0", "1.00", "10.0", "1.00"]
+    assert rows["tf1_feed_dict"] == ["tf1_feed_dict", "300", "30.0", "300", "30.0"]
     # Fastest first at n = 1,000, the size the question is about (the first two tie).
     order = [line.split()[0] for line in lines if line.split() and line.split()[0] in rows]
     assert set(order[:2]) == {"numpy_loop", "tf1_while_loop"} and order[-1] == "tf1_feed_dict"
 
 
-def test_where_a_tf1_feed_dict_step_goes():
+def test_where_a_tf1_feed_dict_step_goes_with_the_remainder_and_the_other_way_round():
     lines = summary.summary_lines(paired_run(), SETTING)
     start = lines.index("Where a tf1_feed_dict step goes (cpu, n = 1,000, 300 µs):")
-    # Columns: part, µs, interval (none when exact, as here), share of the step, how it was derived.
-    parts = [re.split(r"\s{2,}", line.strip()) for line in lines[start + 1:]]
+    # Columns: part, µs (no interval where exact, as here), share of the step, how it was derived.
+    parts = [re.split(r"\s{2,}", line.strip()) for line in lines[start + 2:]]
     assert parts == [
-        ["loss fetch", "80.0 µs", "27%", "tf1_feed_dict − tf1_feed_dict_no_loss"],
-        ["feed_dict copies", "100 µs", "33%", "tf1_feed_dict − tf1_constant"],
-        ["Session.run call overhead", "120 µs", "40%", "tf1_constant_no_loss − tf1_while_loop"],
-        ["arithmetic", "10.0 µs", "3%", "tf1_while_loop"],
+        ["loss fetch", "80.0", "27%", "tf1_feed_dict − tf1_feed_dict_no_loss"],
+        ["feed_dict copies", "100", "33%", "tf1_feed_dict − tf1_constant"],
+        ["Session.run call", "120", "40%", "tf1_constant_no_loss − tf1_while_loop"],
+        ["arithmetic", "10.0", "3%", "tf1_while_loop"],
+        # 300 − (80 + 100 + 120 + 10): the loss fetch on constant data (70) less the one on fed data (80).
+        ["remainder: the parts interact", "-10.0", "-3%", "whole − the parts above"],
+        ["(loss fetch, on constant data)", "70.0", "23%", "tf1_constant − tf1_constant_no_loss"],
+        ["(feed_dict copies, without the loss fetch)", "90.0", "30%", "tf1_feed_dict_no_loss − tf1_constant_no_loss"],
     ]
 
 
@@ -55,7 +55,7 @@ def test_an_interval_is_shown_with_the_ratio():
     entries = [benchmark_entry("numpy_loop", "cpu", 1_000, 10.0),
                benchmark_entry("tf1_feed_dict", "cpu", 1_000, 300.0, ratio=30.0, spread=0.1)]
     (row,) = [line for line in summary.summary_lines(entries, SETTING) if line.startswith("tf1_feed_dict")]
-    assert row.split(maxsplit=2)[2] == "30.0x (27.0–33.0)"
+    assert row.split(maxsplit=2)[2] == "30.0 (27.0 to 33.0)"
 
 
 def test_the_runs_own_extra_info_is_left_as_it_was():
@@ -67,17 +67,24 @@ def test_the_runs_own_extra_info_is_left_as_it_was():
 
 def test_nothing_to_say_without_timings():
     disabled = benchmark_entry("numpy_loop", "cpu", 1_000, 10.0)
-    disabled["extra_info"]["per_iteration_us"] = None  # as under --benchmark-disable
+    del disabled["extra_info"]["trial_medians_s"]  # as under --benchmark-disable
     assert summary.summary_lines([disabled], SETTING) == []
     assert summary.summary_lines([], SETTING) == []
 
 
 def test_a_solver_that_ran_fewer_steps_says_so_with_the_time_scaled_to_the_full_count():
-    eager = benchmark_entry("tf2_eager", "cpu", 1_000, 1_600.0, iterations=3_000, ratio=130.0, spread=0.0)
+    eager = benchmark_entry("tf2_eager", "cpu", 1_000, 1_560.0, iterations=3_000, ratio=130.0, spread=0.0)
     eager["extra_info"]["steps_reduced_from"] = 100_000  # the seed profile's round budget
     entries = [benchmark_entry("numpy_loop", "cpu", 1_000, 12.0, iterations=100_000), eager]
     lines = summary.summary_lines(entries, SETTING)
     start = lines.index("Fewer steps, scaled:")
     assert lines[start + 1] == ("  tf2_eager at n = 1,000 ran 3,000 steps a round, not 100,000: "
-                                "100,000 steps at its µs/step would take 160 s")
+                                "100,000 steps at its µs/step would take 156 s")
     assert "Fewer steps, scaled:" not in summary.summary_lines(entries[:1], SETTING)
+
+
+def test_a_run_slowed_on_purpose_says_so(monkeypatch):
+    monkeypatch.delenv(SLOWDOWN_VARIABLE, raising=False)
+    assert "SLOWED" not in summary.setting("quick")
+    monkeypatch.setenv(SLOWDOWN_VARIABLE, "*=1.1")
+    assert summary.setting("quick").endswith(f"SLOWED on purpose by {SLOWDOWN_VARIABLE}=*=1.1 (test tooling)")

@@ -3,13 +3,11 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from solvers import tensorflow_support
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("text, count", [("0", 0), ("1", 1), ("16", 16), ("1024", 1024)])

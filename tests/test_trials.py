@@ -5,12 +5,12 @@ from contextlib import contextmanager
 
 import pytest
 
-from perf import trials as trials_module
-from perf.trials import Trials, slowdown_factors, slowed
+from perf.measure import trials as trials_module
+from perf.measure.trials import Trials, slowdown_factors, slowed
 
 
 class FakeClock:
-    """perf_counter for perf.trials: advances only when a fake run says it took time."""
+    """perf_counter for perf.measure.trials: advances only when a fake run says it took time."""
 
     def __init__(self):
         self.now = 0.0
@@ -39,7 +39,7 @@ def recorder(clock, log, name, seconds):
     return run
 
 
-def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_rounds=4, iterations=100, **options):
+def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_rounds=4, steps=100, **options):
     setups = []
 
     @contextmanager
@@ -52,7 +52,7 @@ def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_r
     def open_reference():
         yield recorder(clock, log, "reference", reference_seconds)
 
-    return Trials(open_run, iterations, trials, max_rounds, open_reference if reference_seconds else None,
+    return Trials(open_run, steps, trials, max_rounds, open_reference if reference_seconds else None,
                   **options), setups
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perf.measure.trials import SLOWDOWN_VARIABLE
 from solvers import tensorflow_support
 
 SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
@@ -93,6 +94,8 @@ def describe(profile: str) -> dict:
             if name in os.environ
         },
         "nvidia_gpus": list(nvidia_gpu_models()),
+        # Test tooling that stretches the timed calls (perf/measure/trials.py): a slowed run must say so.
+        "slowdown": os.environ.get(SLOWDOWN_VARIABLE) or None,
         "tensorflow": None,
     }
     distribution = tensorflow_distribution()

@@ -1,30 +1,27 @@
-"""Measurement in short independent trials: a fresh setup each, a warm-up, rounds paired in time with a reference.
+"""Measurement in short independent trials: a fresh setup each, a warm-up, rounds paired in time with the timing reference.
 
 Why trials. On a shared machine a slow state lasts from a fraction of a second to seconds and
 can slow one benchmark 1.5-1.7x while its neighbour runs normally; rounds timed back to back
 all land in one state. Several trials, each with its own setup, sample several states, and a
-reference round timed beside every round (before it on even rounds, after it on odd ones)
-lives through the same state, so their ratio cancels it.
+round of the timing reference (numpy_loop) timed beside every round (before it on even rounds,
+after it on odd ones) lives through the same state, so their ratio cancels it.
 
-Only the standard library at import: perf/ab_gate.py runs this file as a worker script
-inside another version's tree, whose `perf` may be older or absent, so nothing here imports
-this repository at module level; `serve` imports that version's `solvers`.
+Only the standard library: the gate's worker (perf/gate/worker.py) runs this inside another
+version's tree, whose `solvers` it imports.
 """
 
-import json
 import os
 import statistics
-import sys
 import time
-from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 
 # Test tooling, never set by default: "tf1_while_loop=1.25" or "*=1.1" slows those solvers' timed calls.
 SLOWDOWN_VARIABLE = "FSSGD_SLOWDOWN"
 # A trial's rounds fit in about this long, so that one trial samples one machine state.
 TRIAL_TARGET_S = 1.0
 # Later trials repeat the full-count warm-up only where the first trial's was slower than its rounds by more
-# than this (XLA compiles once per iteration count); elsewhere one call of one step warms the setup up.
+# than this (XLA compiles once per step count); elsewhere one call of one step warms the setup up.
 WARM_UP_MARGIN = 1.10
 
 
@@ -96,10 +93,10 @@ class Trials:
     given, hears of each.
     """
 
-    def __init__(self, open_run, iterations: int, trials: int, max_rounds: int, open_reference=None,
+    def __init__(self, open_run, steps: int, trials: int, max_rounds: int, open_reference=None,
                  slowdown: float = 1.0, full_warm_up: bool = True, on_round=None):
         self.open_run, self.open_reference, self.slowdown = open_run, open_reference, slowdown
-        self.iterations, self.trial_count, self.max_rounds = iterations, trials, max_rounds
+        self.steps, self.trial_count, self.max_rounds = steps, trials, max_rounds
         self.on_round = on_round
         self.trials: list[Trial] = []
         self.rounds_per_trial = 0
@@ -116,7 +113,7 @@ class Trials:
             return self
         round_s = self.trials[0].first_run_s
         if round_s is None or round_s * self.max_rounds > TRIAL_TARGET_S:
-            round_s = timed(self.run, self.iterations)  # the warm-up may hold a compile: size rounds on a second call
+            round_s = timed(self.run, self.steps)  # the warm-up may hold a compile: size rounds on a second call
         self.rounds_per_trial = max(1, min(self.max_rounds, int(TRIAL_TARGET_S / round_s)))
         return self
 
@@ -137,28 +134,28 @@ class Trials:
         run, setup_s = self.stack.enter_context(self.open_run(first))
         self.run = slowed(run, self.slowdown)
         self.reference = self.stack.enter_context(self.open_reference()) if self.open_reference else None
-        first_run_s = timed(self.run, self.iterations) if self.warm_up_each_trial else None
+        first_run_s = timed(self.run, self.steps) if self.warm_up_each_trial else None
         if self.reference and self.warm_up_each_trial:
-            self.reference(self.iterations)  # its own warm-up, untimed
+            self.reference(self.steps)  # its own warm-up, untimed
         self.trials.append(Trial(setup_s, first_run_s))
 
-    def call(self, iterations):
-        return self.run(iterations)
+    def call(self, steps):
+        return self.run(steps)
 
     def setup(self):
         if self.rounds_done and self.rounds_done % self.rounds_per_trial == 0:
             self.start_trial()
         if self.reference and self.rounds_done % 2 == 0:
-            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.iterations))
+            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.steps))
         self.round_started = time.perf_counter()
-        return (self.iterations,), {}
+        return (self.steps,), {}
 
     def teardown(self, *args):
         self.trials[-1].rounds_s.append(time.perf_counter() - self.round_started)
         if self.on_round:
             self.on_round(self.rounds_done + 1, self.total_rounds, self.trials[-1].rounds_s[-1])
         if self.reference and self.rounds_done % 2 == 1:
-            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.iterations))
+            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.steps))
         self.rounds_done += 1
 
     def measure(self):
@@ -168,110 +165,3 @@ class Trials:
             fit = self.call(*args)
             self.teardown(*args)
         return fit
-
-
-# ---------------------------------------------------------------------------- worker (perf/ab_gate.py)
-
-
-def serve(tree: str) -> None:
-    """Answer one JSON request per stdin line with one JSON line, using the `solvers` of tree."""
-    sys.path.insert(0, tree)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import solvers
-    from solvers.problem import seed_problem
-
-    older_names(solvers)
-    from solvers.answers import mismatch
-
-    references = {}
-
-    def answer(request: dict) -> dict:
-        if request["op"] == "solvers":
-            return {"solvers": {name: list(solver.devices) for name, solver in solvers.REGISTRY.items()},
-                    "unavailable": unavailable_reasons(solvers), "devices_unavailable": devices_unavailable()}
-        solver = solvers.REGISTRY.get(request["solver"])
-        if solver is None:
-            return {"missing": f"no solver {request['solver']} in this version"}
-        n, iterations = request["n"], request["iterations"]
-        problem = seed_problem(n, iterations=iterations)
-
-        def open_run(first_trial):
-            return prepared(solver, problem, request["device"], request.get("loops", 1))
-
-        with Trials(open_run, iterations, trials=1, max_rounds=request["max_rounds"],
-                    slowdown=slowdown_of(solver.name)) as trials:
-            fit = trials.measure()
-        key = (solver.expected, n, iterations)
-        if key not in references:
-            references[key] = solver.expected(seed_problem(n, iterations=iterations))
-        if error := mismatch(fit, references[key], solver.dtype):
-            return {"error": f"wrong answer: {error}"}
-        return {"trial": asdict(trials.trials[0])}
-
-    for line in sys.stdin:
-        request = json.loads(line)
-        try:
-            reply = answer(request)
-        except Exception as error:  # the controller reports it against this benchmark and version
-            reply = {"error": f"{type(error).__name__}: {error}"}
-        print(json.dumps(reply), flush=True)
-
-
-def older_names(solvers) -> None:
-    """A version from before the expected-answer rename (solvers/reference.py, Solver.reference), under today's names."""
-    import importlib
-
-    try:
-        importlib.import_module("solvers.answers")
-    except ImportError:
-        sys.modules["solvers.answers"] = importlib.import_module("solvers.reference")
-    for solver in solvers.REGISTRY.values():
-        if not hasattr(solver, "expected"):
-            object.__setattr__(solver, "expected", solver.reference)  # a frozen dataclass of that version
-
-
-def unavailable_reasons(solvers) -> dict:
-    """{solver name: why it cannot run here} for solvers whose optional package is missing."""
-    reasons = {}
-    for name, solver in solvers.REGISTRY.items():
-        if hasattr(solver, "unavailable_reason"):  # what each solver needs, since the registry says it
-            reason = solver.unavailable_reason(solver.devices[0])
-        elif getattr(solver, "needs_tensorflow", False):  # a version from before: TensorFlow or nothing
-            from solvers import tensorflow_support
-
-            reason = tensorflow_support.unavailable_reason()
-        else:
-            reason = None
-        if reason:
-            reasons[name] = reason
-    return reasons
-
-
-def devices_unavailable() -> dict:
-    """{device: why nothing runs on it here}; the CPU always runs."""
-    from solvers import tensorflow_support
-
-    return {} if tensorflow_support.gpu_names() else {"gpu": "no GPU visible to TensorFlow"}
-
-
-@contextmanager
-def prepared(solver, problem, device, loops: int = 1):
-    """(run, setup_s): the solver prepared, and one call of one step, untimed by the trial.
-
-    With loops > 1 each call of run makes that many calls: a round of a solver whose whole run takes
-    microseconds (the algebraic limits) then lasts long enough to time against the machine's noise.
-    """
-    started = time.perf_counter()
-    with solver.prepare(problem, device) as run:
-        run(1)
-
-        def looped(iterations):
-            for _ in range(loops):
-                fit = run(iterations)
-            return fit
-
-        yield (run if loops == 1 else looped), time.perf_counter() - started
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1])

@@ -1,10 +1,10 @@
-"""Noise study of the A/B gate: its false alarms on identical versions, and its catch rate for real slowdowns.
+"""Noise study of the gate: its false alarms on identical versions, and its catch rate for real slowdowns.
 
-    python -m perf.noise_study --repeats 5 --out .noise-study        # ~6 minutes a repeat on 2 cores
-    python -m perf.noise_study --out .noise-study --analyze-only    # re-read the saved repeats
+    python -m perf.gate.noise_study --repeats 5 --out .noise-study        # ~6 minutes a repeat on 2 cores
+    python -m perf.gate.noise_study --out .noise-study --analyze-only    # re-read the saved repeats
 
 Each repeat starts fresh workers for one control and several variants of this working tree, and
-times them interleaved exactly as `perf/ab_gate.py` does: identical copies (A/A) and copies whose
+times them interleaved exactly as `python -m perf.gate` does: identical copies (A/A) and copies whose
 every timed call is slowed by 1.1x, 1.25x and 1.5x (FSSGD_SLOWDOWN, a real busy wait inside the timed
 call). Every variant is then judged against the control with the gate's own verdict and threshold:
 a REGRESSION on an A/A copy is a false alarm, one on a slowed copy a catch. For every benchmark it
@@ -17,8 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-from perf import ab_gate
-from perf.profiles import PROFILES
+from perf.gate.interleave import DEFAULT_TRIALS, SEED, benchmarks_of, interleaved, listings
+from perf.gate.verdict import DEFAULT_THRESHOLD, verdict
+from perf.gate.versions import ROOT, Version
+from perf.gate.worker import GATE_THREADS, started
+from perf.measure.profiles import PROFILES
 from solvers.tensorflow_support import threads_argument
 
 CONTROL = "control"
@@ -32,19 +35,19 @@ def variants(factors, identical: int) -> dict[str, str]:
 
 
 def record(repeat: int, out: Path, options) -> Path:
-    versions = [ab_gate.Version(label, f"the working tree{f', slowed by {slowdown}' if slowdown else ''}", ab_gate.ROOT,
-                                sys.executable, slowdown)
+    versions = [Version(label, f"the working tree{f', slowed by {slowdown}' if slowdown else ''}", ROOT,
+                        sys.executable, slowdown)
                 for label, slowdown in variants(options.factors, options.identical).items()]
     profile = PROFILES[options.profile]
-    with ab_gate.started(versions, options.threads) as workers:
-        available = workers[CONTROL].ask({"op": "solvers"})["solvers"]
+    with started(versions, options.threads) as workers:
+        found = listings(workers)
         solvers = options.solvers.split(",") if options.solvers else None
-        benchmarks = ab_gate.benchmarks_of(available, solvers, ["cpu"], profile)
-        outcomes = ab_gate.interleaved(workers, benchmarks, options.trials, profile, seed=ab_gate.SEED + repeat)
+        benchmarks = benchmarks_of(found, solvers, ["cpu"], profile)
+        outcomes = interleaved(workers, found, benchmarks, options.trials, profile, seed=SEED + repeat)
     path = out / f"repeat-{repeat:02d}.json"
     path.write_text(json.dumps({
         "threshold": options.threshold,
-        "rows": {label: [ab_gate.verdict(outcome, CONTROL, label, options.threshold) for outcome in outcomes]
+        "rows": {label: [verdict(outcome, CONTROL, label, options.threshold) for outcome in outcomes]
                  for label in workers if label != CONTROL},
     }, indent=1))
     return path
@@ -82,7 +85,7 @@ def analyze(paths: list[Path]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m perf.noise_study", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m perf.gate.noise_study", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path(".noise-study"))
     parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
@@ -92,9 +95,9 @@ def main(argv=None) -> int:
                         help="slowdowns to inject, comma-separated (default: 1.1,1.25,1.5)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
-    parser.add_argument("--trials", type=int, default=ab_gate.DEFAULT_TRIALS)
-    parser.add_argument("--threshold", type=float, default=ab_gate.DEFAULT_THRESHOLD)
-    parser.add_argument("--threads", type=threads_argument, default=ab_gate.GATE_THREADS)
+    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
+    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS)
     options = parser.parse_args(argv)
     options.out.mkdir(parents=True, exist_ok=True)
     if not options.analyze_only:

@@ -1,0 +1,54 @@
+"""The versions a gate compares: a git revision checked out in a worktree, the working tree, or another interpreter."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class GateError(Exception):
+    """The versions cannot be compared; the message says why."""
+
+
+@dataclass(frozen=True)
+class Version:
+    label: str  # "baseline", "candidate", or a noise-study variant: unique within a session
+    description: str  # what it is: a revision and its commit, the working tree, an interpreter
+    tree: Path  # where its solvers are
+    python: str
+    slowdown: str = ""  # FSSGD_SLOWDOWN for this version's worker: test tooling, empty by default
+
+
+def git(*args, cwd=ROOT) -> str:
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if result.returncode:
+        raise GateError(f"git {' '.join(args)}: {result.stderr.strip() or 'failed'}")
+    return result.stdout.strip()
+
+
+@contextmanager
+def checked_out(spec: str, label: str):
+    """The Version that spec names; a revision is checked out in a temporary worktree for the duration."""
+    if spec == ".":
+        yield Version(label, "the working tree", ROOT, sys.executable)
+        return
+    if Path(spec).is_file() and os.access(spec, os.X_OK):
+        yield Version(label, f"the working tree run by {spec}", ROOT, spec)
+        return
+    try:
+        commit = git("rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}")
+    except GateError:
+        raise GateError(f"{spec!r} is neither a git revision of this repository (is the history there? a shallow "
+                        f"clone lacks the commit before HEAD), nor '.', nor an executable Python interpreter") from None
+    with tempfile.TemporaryDirectory(prefix="fssgd-gate-") as folder:
+        tree = Path(folder) / "tree"
+        git("worktree", "add", "--detach", "--quiet", str(tree), commit)
+        try:
+            yield Version(label, f"{spec} ({commit[:10]})", tree, sys.executable)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)

@@ -1,0 +1,98 @@
+"""python -m perf.report: pytest-benchmark JSON runs turned into a Markdown report with tables, the model t = α + β·n,
+crossovers and plots."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from perf.measure import environment
+from perf.report import analysis, plots, studies
+from perf.report.markdown import render
+from perf.report.runs import RunError, load_run, newest_run
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
+    """Folders pytest-benchmark reads and writes: the folders given, .benchmarks, and saved runs' storage."""
+    folders = [path for path in given if path.is_dir()]
+    for path in loaded:
+        folders += [parent for parent in path.resolve().parents if parent.name == ".benchmarks"]
+    return [folder.resolve() for folder in folders]
+
+
+def loaded(paths: list[Path]) -> list:
+    """The runs that load, a folder as its newest JSON; each one that does not is named on stderr."""
+    runs = []
+    for given in paths:
+        shown = given
+        try:
+            if given.is_dir():
+                path = newest_run(given)
+                shown = f"{path} (newest in {given})"
+            else:
+                path = given
+            runs.append(load_run(path))
+        except RunError as error:
+            print(f"warning: {shown}: {error}; skipped", file=sys.stderr)
+    return runs
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m perf.report", description=__doc__)
+    parser.add_argument("runs", nargs="*", type=Path, metavar="RUN",
+                        help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON "
+                             f"(default: the newest run saved in {environment.runs_folder()})")
+    parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
+    parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG")
+    args = parser.parse_args(argv)
+    if not args.runs:
+        folder = environment.runs_folder()
+        if not folder.is_dir():
+            print(f"error: no saved run of this environment in {folder}: save one with "
+                  "`pytest perf/ --benchmark-autosave`, or name the runs to report", file=sys.stderr)
+            return 2
+        args.runs = [folder]
+    runs = loaded(args.runs)
+    if not runs:
+        print("error: no usable pytest-benchmark result among the given paths", file=sys.stderr)
+        return 2
+    out = args.out.resolve()
+    for storage in storage_folders(args.runs, [run.path for run in runs]):
+        if out == storage or storage in out.parents:
+            print(f"error: --out {args.out} is inside the results folder {storage}; choose another", file=sys.stderr)
+            return 2
+
+    models = [analysis.fit_models(run.rows) for run in runs]
+    drawn, plot_note = {}, None
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        if not args.no_plots:
+            try:
+                import matplotlib  # noqa: F401  (optional: the `plot` extra)
+            except ImportError:
+                plot_note = f"Plots skipped: matplotlib is not installed (`{plots.INSTALL_HINT}`)."
+            else:
+                for letter, run, run_models in zip(LETTERS, runs, models):
+                    prefix = f"{letter}-" if len(runs) > 1 else ""
+                    drawn[letter] = plots.per_step_plots(run, run_models, args.out, prefix) if run.rows else []
+                    drawn[letter] += plots.sweep_plot(run.studies.get(studies.SWEEP, []), args.out, prefix)
+        report = args.out / "report.md"
+        report.write_text(render(runs, models, drawn, plot_note), encoding="utf-8")
+    except OSError as error:
+        print(f"error: cannot write the report to {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+
+    for run in runs:
+        for note in run.notes:
+            print(f"note: {run.path}: {note}", file=sys.stderr)
+    print(f"report: {report}")
+    for _, path in (plot for run_plots in drawn.values() for plot in run_plots):
+        print(f"plot: {path}")
+    if plot_note:
+        print(plot_note)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""What the per-step rows of a run say: the model t = α + β·n, where a solver overtakes the timing reference, and
+where a tf1_feed_dict step goes."""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from perf.measure import TIMING_REFERENCE
+from perf.report.rows import Key, Row
+from perf.report.statistics import Interval
+
+REFERENCE_SOLVER = TIMING_REFERENCE[0]
+# What a step could cost: every step one fused, vectorized pass (the CPU's roofline), and the algebraic limit,
+# which needs no pass over the data per step at all (a 2x2 affine map on five sums).
+ROOFLINE_SOLVER, ALGEBRAIC_LIMIT_SOLVER = "numba_fused", "numpy_affine_limit"
+QUESTION_N = 1_000  # the size the question is about
+# "Slightly outside" the measured sizes: within one decade, as the sizes are spaced by decades.
+EXTRAPOLATION_FACTOR = 10
+NONE_IN_RANGE = "none in range"
+WHOLE_STEP = "tf1_feed_dict"
+# Where a tf1_feed_dict step goes: (part, minuend, subtrahend or None), each a difference of two solvers' steps.
+STEP_PARTS = (
+    ("loss fetch", "tf1_feed_dict", "tf1_feed_dict_no_loss"),
+    ("feed_dict copies", "tf1_feed_dict", "tf1_constant"),
+    ("Session.run call", "tf1_constant_no_loss", "tf1_while_loop"),
+    ("arithmetic", "tf1_while_loop", None),
+)
+# The two parts above that depend on each other, measured the other way round: the loss fetch on constant data,
+# the feed without the loss. What these differ from the parts above by is the remainder.
+OTHER_WAY_ROUND = (
+    ("loss fetch, on constant data", "tf1_constant", "tf1_constant_no_loss"),
+    ("feed_dict copies, without the loss fetch", "tf1_feed_dict_no_loss", "tf1_constant_no_loss"),
+)
+REMAINDER = "remainder: the parts interact"
+
+
+class Model(NamedTuple):
+    alpha_us: float  # fixed cost of one step, whatever n
+    beta_ns: float  # cost of one sample in one step
+    max_relative_residual: float
+    sizes: tuple[int, ...]
+
+    def per_step_us(self, n):
+        return self.alpha_us + self.beta_ns * 1e-3 * n
+
+
+def weighted_line(x, t) -> tuple[float, float, float]:
+    """(intercept, slope, max relative residual) of t ≈ intercept + slope·x, fitted to relative errors.
+
+    x spans decades, so plain least squares would let the largest x set the line and leave the
+    intercept, the whole story at small x, to its rounding error. Weighting squared residuals by 1/t²
+    makes every point count by its relative error; polyfit squares w itself, hence w = 1/t.
+    """
+    x, t = np.asarray(x, dtype=float), np.asarray(t, dtype=float)
+    if len(set(x)) < 2:
+        raise ValueError("a line needs at least two distinct x")
+    slope, intercept = np.polyfit(x, t, 1, w=1 / t)
+    return float(intercept), float(slope), float(np.max(np.abs(intercept + slope * x - t) / t))
+
+
+def fit_overhead(sizes, per_step_us) -> Model:
+    """Weighted least-squares fit of t_step(n) = α + β·n over at least two distinct sizes."""
+    if len(set(sizes)) < 2:
+        raise ValueError("the overhead model needs at least two distinct sizes")
+    alpha_us, beta_us, max_relative_residual = weighted_line(sizes, per_step_us)
+    return Model(alpha_us, beta_us * 1e3, max_relative_residual, tuple(sorted(set(sizes))))
+
+
+def fit_models(rows: dict[Key, Row]) -> dict:
+    """A model per (solver, device) measured at two or more sizes."""
+    series = {}
+    for key, row in sorted(rows.items()):
+        series.setdefault((key.solver, key.device), []).append((key.n, row.per_step_us))
+    return {pair: fit_overhead(*zip(*points)) for pair, points in series.items() if len(points) >= 2}
+
+
+def crossover_n(model: Model, reference: Model, low: float, high: float) -> tuple[float | None, str]:
+    """Where α + β·n meets the reference's line: (n*, 'in range' | 'extrapolated'), else (None, 'none in range')."""
+    slope_gap_ns = model.beta_ns - reference.beta_ns
+    if slope_gap_ns == 0:
+        return None, NONE_IN_RANGE
+    n = (reference.alpha_us - model.alpha_us) * 1e3 / slope_gap_ns
+    if low <= n <= high:
+        return n, "in range"
+    if low / EXTRAPOLATION_FACTOR <= n <= high * EXTRAPOLATION_FACTOR:
+        return n, "extrapolated"
+    return None, NONE_IN_RANGE
+
+
+def measured_crossover(rows: dict[Key, Row], solver: str, device: str) -> str:
+    """Where the measured ratio to the timing reference first crosses 1, interpolated on log-log between two sizes.
+
+    The straight line α + β·n fits the per-sample cost badly across cache sizes, so the model's
+    n* can mislead; this one uses only the measured points either side of the crossing.
+    """
+    points = sorted((key.n, row.per_step_us / reference.per_step_us) for key, row in rows.items()
+                    if (key.solver, key.device) == (solver, device) and (reference := reference_row(rows, key.n)))
+    if len(points) < 2:
+        return "—"
+    for (n_low, ratio_low), (n_high, ratio_high) in zip(points, points[1:]):
+        if (ratio_low - 1) * (ratio_high - 1) < 0:
+            fraction = math.log(ratio_low) / (math.log(ratio_low) - math.log(ratio_high))
+            crossing = math.exp(math.log(n_low) + fraction * (math.log(n_high) - math.log(n_low)))
+            return f"≈{crossing:,.0f} ({'faster' if ratio_high < 1 else 'slower'} above)"
+    return "faster at every size" if points[0][1] < 1 else "slower at every size"
+
+
+def reference_row(rows: dict[Key, Row], n: int) -> Row | None:
+    """The timing reference at n (on the CPU: every device's benchmarks are timed beside it, as the question does)."""
+    return rows.get(Key(*TIMING_REFERENCE, n))
+
+
+def question_n(rows, device: str | None = None) -> int:
+    """QUESTION_N when measured (on device), else the measured size nearest to it on a log scale."""
+    sizes = {key.n for key in rows if device in (None, key.device)}
+    return min(sizes, key=lambda n: abs(math.log(n / QUESTION_N)))
+
+
+def step_us(rows: dict[Key, Row], solver: str | None, device: str, n: int) -> Interval | None:
+    """µs per step of solver, as its paired ratio with its interval times the timing reference's µs per step.
+
+    The solvers were timed minutes apart, but each beside the reference, so the machine's drift between them
+    cancels from their difference. None where not measured; solver None: zero.
+    """
+    if solver is None:
+        return Interval(0.0, 0.0, 0.0)
+    row, reference = rows.get(Key(solver, device, n)), reference_row(rows, n)
+    if row is None or row.ratio is None or reference is None:
+        return None
+    return row.ratio.scaled(reference.per_step_us)
+
+
+def step_parts(rows: dict[Key, Row], device: str, n: int, parts=STEP_PARTS) -> list[tuple[str, Interval, str]]:
+    """(part, µs per step with its interval, how it is derived) for each part whose solvers were measured; with
+    the remainder, whole − the parts, when all of STEP_PARTS were."""
+    found = []
+    for part, minuend, subtrahend in parts:
+        whole, less = step_us(rows, minuend, device, n), step_us(rows, subtrahend, device, n)
+        if whole and less:
+            found.append((part, whole - less, f"{minuend} − {subtrahend}" if subtrahend else minuend))
+    if parts is STEP_PARTS and len(found) == len(STEP_PARTS):
+        # whole − Σ parts is, term by term, (tf1_constant − tf1_constant_no_loss) − (tf1_feed_dict −
+        # tf1_feed_dict_no_loss): taken as that, each benchmark's interval counts once.
+        other_loss, loss = step_parts(rows, device, n, OTHER_WAY_ROUND)[0][1], found[0][1]
+        found.append((REMAINDER, other_loss - loss, "whole − the parts above"))
+    return found
+
+
+def whole_step(rows: dict[Key, Row], device: str, n: int) -> Interval | None:
+    """A tf1_feed_dict step in µs, with its interval: the whole that step_parts splits."""
+    return step_us(rows, WHOLE_STEP, device, n)

@@ -1,0 +1,129 @@
+"""What a saved run's benchmarks mean (docs/extra-info.md): one Row each, with its ratio to the timing reference and
+its per-step time, both derived here, once, from the trials that perf/measure recorded."""
+
+import statistics
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from perf.measure import TIMING_REFERENCE
+from perf.report.statistics import Interval, median_interval
+
+
+class Key(NamedTuple):
+    solver: str
+    device: str
+    n: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.solver}-{self.device}-n{self.n}"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One timed benchmark of a run."""
+
+    key: Key
+    study: str | None  # extra_info["figure"]: the iteration sweep or time to accuracy; None in the per-step tables
+    per_step_us: float
+    ratio: Interval | None  # × the timing reference, paired trial by trial; exactly 1 for the reference itself
+    iterations: int
+    trials: int | None
+    rounds: int | None
+    median_s: float | None  # pytest-benchmark's median round
+    # The anchor of per_step_us: the timing reference's median µs per step over the run's trials at n, and their count.
+    reference_us: float | None
+    reference_trials: int
+    info: dict = field(repr=False)  # everything the benchmark recorded, for what a study reads of its own
+
+    @property
+    def is_timing_reference(self) -> bool:
+        return (self.key.solver, self.key.device) == TIMING_REFERENCE
+
+    def get(self, name: str, default=None):
+        return self.info.get(name, default)
+
+
+def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
+    """The run's timed benchmarks as rows, and a note for each benchmark left out.
+
+    Per-step times in the per-step tables are anchored: a benchmark's paired ratio times the median per-step
+    time of every trial of the timing reference at that n, its own and those timed beside the others. Why: the
+    benchmarks ran minutes apart and the machine's speed drifts between them, so one benchmark's fastest trial
+    over another's carries that drift (1.2-1.35x over three identical quick runs on this project's machine);
+    the reference was timed all through the run, and the median of its trials is the run's steadiest figure.
+    A study's benchmark keeps its own: its fastest trial's median round.
+    """
+    entries, notes = [], []
+    for benchmark in benchmarks:
+        benchmark = benchmark if isinstance(benchmark, dict) else {}
+        info, name = benchmark.get("extra_info") or {}, benchmark.get("name", "?")
+        solver, device, n = info.get("solver"), info.get("device"), info.get("n")
+        if not (solver and device and isinstance(n, int)):
+            notes.append(f"{name}: not an FSSGD benchmark (no solver, device, n in extra_info), skipped")
+        elif not (info.get("trial_medians_s") or positive(info.get("per_iteration_us"))):
+            notes.append(f"{name}: not timed (run with --benchmark-disable?), skipped")
+        else:
+            entries.append((Key(solver, device, n), info, benchmark))
+    pools = reference_pools(entries)
+    rows, seen = [], set()
+    for key, info, benchmark in entries:
+        study = info.get("figure")
+        if not study and key in seen:
+            notes.append(f"{benchmark.get('name', '?')}: a second {key.name} in one run, skipped")
+            continue
+        seen.add(key)
+        ratio = paired_ratio(info) if not study else None
+        if not study and (key.solver, key.device) == TIMING_REFERENCE:
+            ratio = Interval(1.0, 1.0, 1.0)
+        pool = pools.get(key.n, []) if not study and ratio else []
+        reference_us = statistics.median(pool) * 1e6 if pool else None
+        if reference_us:
+            per_step_us = ratio.value * reference_us
+        elif medians := info.get("trial_medians_s"):
+            per_step_us = min(medians) / info["iterations"] * 1e6  # a slow state only adds time: the cleanest trial
+        else:
+            per_step_us = float(info["per_iteration_us"])  # a run from before trials: its own figure
+        stats = benchmark.get("stats") or {}
+        rows.append(Row(key, study, per_step_us, ratio, info["iterations"], info.get("trials"), stats.get("rounds"),
+                        stats.get("median"), reference_us, len(pool), info))
+    return rows, notes
+
+
+def reference_pools(entries) -> dict[int, list[float]]:
+    """n -> the per-step seconds of every timing reference trial of the run at n."""
+    pools = {}
+    for key, info, _ in entries:
+        if info.get("figure"):
+            continue
+        pool = pools.setdefault(key.n, [])
+        if (key.solver, key.device) == TIMING_REFERENCE:
+            pool.extend(median / info["iterations"] for median in info.get("trial_medians_s") or [])
+        steps = info.get("reference_iterations", info["iterations"])
+        pool.extend(median / steps for median in info.get("reference_trial_medians_s") or [])
+    return pools
+
+
+def paired_ratio(info: dict) -> Interval | None:
+    """The median of the trials' ratios to the timing reference rounds beside them, per step on both sides."""
+    medians, beside = info.get("trial_medians_s"), info.get("reference_trial_medians_s")
+    if not (medians and beside):
+        return None
+    steps, reference_steps = info["iterations"], info.get("reference_iterations", info["iterations"])
+    return median_interval([(median / steps) / (reference / reference_steps)
+                            for median, reference in zip(medians, beside, strict=True)])
+
+
+def positive(value) -> bool:
+    return isinstance(value, (int, float)) and value > 0
+
+
+def derived_figures(row: Row) -> dict:
+    """What a saved run carries besides the trials, for readers of its JSON (docs/extra-info.md)."""
+    figures = {"per_iteration_us": row.per_step_us}
+    if row.reference_us:
+        figures.update(reference_per_iteration_us=row.reference_us, reference_trials_pooled=row.reference_trials)
+    if row.ratio and not row.is_timing_reference:
+        figures["ratio_to_reference"] = {"ratio": row.ratio.value, "low": row.ratio.low, "high": row.ratio.high,
+                                         "coverage": row.ratio.coverage}
+    return figures

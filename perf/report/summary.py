@@ -1,0 +1,77 @@
+"""The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
+
+from perf.measure import environment
+from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.report import analysis
+from perf.report.rows import rows_of
+from perf.report.tables import (DECOMPOSITION_HEADER, aligned, decomposition_cells, interval_caption, number,
+                                with_interval)
+from solvers import tensorflow_support
+
+
+def setting(profile: str) -> str:
+    """What else a reader needs to read this run's figures: profile, versions, threads, and any slowdown."""
+    versions, fssgd = environment.versions(), environment.describe(profile)
+    return ", ".join(filter(None, [
+        f"profile {profile}",
+        versions["tensorflow"] and f"TensorFlow {versions['tensorflow']}",
+        f"NumPy {versions['numpy']}",
+        f"threads: {tensorflow_support.threads_setting(tensorflow_support.threads())}",
+        fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
+    ]))
+
+
+def summary_lines(benchmarks: list[dict], setting: str) -> list[str]:
+    """Plain-text lines for the terminal from this run's benchmarks (pytest-benchmark's dicts); [] when none was timed."""
+    rows = {row.key: row for row in rows_of(benchmarks)[0] if not row.study}
+    if not rows:
+        return []
+    lines = [f"Per step, {setting}. × {analysis.REFERENCE_SOLVER}: the median of the trials' paired ratios, "
+             f"with its interval ({interval_caption(rows.values())})."]
+    for device in sorted({key.device for key in rows}):
+        lines += [""] + device_table(rows, device)
+        lines += fewer_steps(rows, device)
+        lines += decomposition(rows, device)
+    return lines
+
+
+def device_table(rows: dict, device: str) -> list[str]:
+    """One row per solver, and for each size its µs per step and its ratio to the timing reference."""
+    sizes = sorted({key.n for key in rows if key.device == device})
+    names = {row.get("device_name") for key, row in rows.items() if key.device == device and row.get("device_name")}
+    # Sorted by the size the question is about, so the table reads from the fastest to the slowest there.
+    order_n = analysis.question_n(rows, device)
+    solvers = sorted({key.solver for key in rows if key.device == device},
+                     key=lambda solver: getattr(rows.get((solver, device, order_n)), "per_step_us", float("inf")))
+    title = device + (f" ({names.pop()})" if len(names) == 1 else "")
+    header = [[title] + [cell for n in sizes for cell in (f"n = {n:,}", "")],
+              ["solver"] + [column for _ in sizes for column in ("µs/step", f"× {analysis.REFERENCE_SOLVER}")]]
+    cells = []
+    for solver in solvers:
+        line = [solver]
+        for n in sizes:
+            row = rows.get((solver, device, n))
+            line += [number(row.per_step_us) if row else "—",
+                     "reference" if row and row.is_timing_reference else with_interval(row and row.ratio)]
+        cells.append(line)
+    return aligned(header, cells, numeric=range(1, len(header[0])))
+
+
+def fewer_steps(rows: dict, device: str) -> list[str]:
+    """What the solvers that ran fewer steps than the profile asked (a round budget) would take for them all."""
+    lines = []
+    for key, row in sorted(rows.items()):
+        if key.device == device and (asked := row.get("steps_reduced_from")):
+            scaled_s = row.per_step_us * asked * 1e-6
+            lines.append(f"  {key.solver} at n = {key.n:,} ran {row.iterations:,} steps a round, not {asked:,}: "
+                         f"{asked:,} steps at its µs/step would take {number(scaled_s)} s")
+    return ["", "Fewer steps, scaled:"] + lines if lines else []
+
+
+def decomposition(rows: dict, device: str) -> list[str]:
+    n = analysis.question_n(rows, device)
+    if not (found := decomposition_cells(rows, device, n)):
+        return []
+    whole, cells = found
+    return ["", f"Where a {analysis.WHOLE_STEP} step goes ({device}, n = {n:,}, {number(whole.value)} µs):"] + [
+        "  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))]
