@@ -9,7 +9,7 @@ import solvers
 from perf.measure import environment
 from perf.measure.profiles import DEFAULT_PROFILE, PROFILES
 from perf.report import summary
-from perf.report.rows import derived_figures, rows_of
+from perf.report.rows import derived_keys, rows_of
 from perf.report.runs import StorageError, check_storage
 from solvers import tensorflow_support
 
@@ -116,9 +116,9 @@ def pytest_report_header(config):
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):
-    """The figures derived from the trials, beside them, for readers of the JSON (docs/extra-info.md)."""
+    """The keys derived from the trials, beside them, for readers of the JSON (docs/extra-info.md)."""
     for row in rows_of(output_json["benchmarks"])[0]:
-        row.info.update(derived_figures(row))  # row.info is the benchmark's own extra_info
+        row.info.update(derived_keys(row))  # row.info is the benchmark's own extra_info
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):

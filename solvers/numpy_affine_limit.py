@@ -13,7 +13,7 @@ def prepare(problem: Problem, device: str):
     n, lr = problem.n, problem.lr
 
     def run(iterations: int) -> Fit:
-        # Timed with the steps, so the figure is the whole O(n + K) cost from the raw data.
+        # Timed with the steps, so the time is the whole O(n + K) cost from the raw data.
         sum_x, sum_xx, sum_y, sum_xy = sums(problem)
         w = b = 0.0
         # Σx·(y − w·x − b) and Σ(y − w·x − b) expanded: each step is an affine map of (w, b).

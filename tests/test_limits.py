@@ -12,7 +12,7 @@ SEED_STEP_COUNTS = [1, 2, 10, 1_000, 100_000]
 
 @pytest.fixture(scope="module")
 def seed_iterates():
-    """The reference loop's (w, b) on the seed data after each of SEED_STEP_COUNTS steps."""
+    """The loop's (answers.gradient_descent) (w, b) on the seed data after each of SEED_STEP_COUNTS steps."""
     problem = seed_problem()
     return {iterations: gradient_descent(problem, iterations) for iterations in SEED_STEP_COUNTS}
 

@@ -234,7 +234,7 @@ def test_report_on_a_real_quick_run(run_suite, tmp_path):
     assert "**cpu, n = 1,000**" in text and "**cpu, n = 100,000**" in text
 
 
-def figure_entry(test, solver, device, extra, median_s, rounds=5):
+def study_entry(test, solver, device, extra, median_s, rounds=5):
     """One benchmark of a study beyond the per-step tables, as perf/measure records it."""
     return {
         "group": test, "name": f"{test}[{solver}-{device}]", "param": f"{solver}-{device}",
@@ -252,7 +252,7 @@ def sweep_run(lines, counts=(10, 100, 1_000, 10_000)):
     for solver, (setup_s, compile_s, per_call_us, per_iteration_us) in lines.items():
         for iterations in counts:
             median_s = (per_call_us + iterations * per_iteration_us) * 1e-6
-            entries.append(figure_entry("test_iterations", solver, "cpu", {
+            entries.append(study_entry("test_iterations", solver, "cpu", {
                 "figure": "iteration_sweep", "iterations": iterations, "setup_s": setup_s,
                 "first_run_s": median_s + compile_s}, median_s))
     return entries
@@ -260,7 +260,7 @@ def sweep_run(lines, counts=(10, 100, 1_000, 10_000)):
 
 def accuracy_run(rows):
     """test_time_to_accuracy benchmarks for {solver: (x scaling, lr, dtype, iterations, wall s)}."""
-    return [figure_entry("test_time_to_accuracy", solver, "cpu", {
+    return [study_entry("test_time_to_accuracy", solver, "cpu", {
         "figure": "time_to_accuracy", "x_scaling": scaling, "lr": lr, "dtype": dtype, "iterations": iterations,
         "setup_s": 0.01,
         "time_to_accuracy": {"target": 1e-3, "iterations": iterations, "reached": True, "error": 9e-4}}, wall_s)
@@ -283,7 +283,7 @@ def test_sweep_fit_separates_setup_per_call_and_per_iteration():
     assert fits["tf1_feed_dict", "cpu"].per_step_us == pytest.approx(300.0, rel=1e-6)
 
 
-def test_figures_alone_make_a_report_without_the_per_size_sections(tmp_path):
+def test_studies_alone_make_a_report_without_the_per_size_sections(tmp_path):
     accuracy = {"numpy_loop": ("raw", 1e-4, "float64", 137_957, 2.0),
                 "numpy_standardized": ("standardized", 0.1, "float64", 31, 0.0002),
                 "tf1_while_loop": ("raw", 1e-4, "float32", 142_414, 1.5),
@@ -305,10 +305,10 @@ def test_figures_alone_make_a_report_without_the_per_size_sections(tmp_path):
     assert "![total time vs steps](total_vs_steps.png)" in text
 
 
-def test_figures_stay_out_of_the_per_size_tables_and_runs_without_them_omit_their_sections(tmp_path):
-    with_figures = write(tmp_path / "with.json", result_document(linear_run(SEED_LINES) + sweep_run(SWEEP_LINES)))
+def test_studies_stay_out_of_the_per_size_tables_and_runs_without_them_omit_their_sections(tmp_path):
+    with_studies = write(tmp_path / "with.json", result_document(linear_run(SEED_LINES) + sweep_run(SWEEP_LINES)))
     without = write(tmp_path / "without.json", result_document(linear_run(SEED_LINES)))
-    assert main([str(with_figures), "--out", str(tmp_path / "with")]) == 0
+    assert main([str(with_studies), "--out", str(tmp_path / "with")]) == 0
     assert main([str(without), "--out", str(tmp_path / "without")]) == 0
     text = (tmp_path / "with" / "report.md").read_text()
     assert "## Step-count sweep" in text and "a second" not in text

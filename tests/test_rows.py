@@ -3,7 +3,7 @@
 import pytest
 from conftest import benchmark_entry
 
-from perf.report.rows import Key, derived_figures, rows_of
+from perf.report.rows import Key, derived_keys, rows_of
 
 
 def bench(solver, n=1000, iterations=1000, trial_medians=(0.02,), reference_medians=None, reference_iterations=None,
@@ -69,7 +69,7 @@ def test_a_run_from_before_trials_keeps_its_recorded_per_step_time():
 def test_what_a_saved_run_carries_beside_its_trials():
     rows, _ = rows_of([benchmark_entry("numpy_loop", "cpu", 1_000, 10.0),
                        benchmark_entry("tf1_feed_dict", "cpu", 1_000, 300.0, ratio=30.0, spread=0.1)])
-    reference, paired = (derived_figures(row) for row in rows)
+    reference, paired = (derived_keys(row) for row in rows)
     assert "ratio_to_reference" not in reference and reference["per_iteration_us"] == pytest.approx(10.0)
     assert paired["per_iteration_us"] == pytest.approx(300.0)
     assert paired["ratio_to_reference"] == {"ratio": pytest.approx(30.0), "low": pytest.approx(27.0),

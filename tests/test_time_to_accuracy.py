@@ -13,15 +13,15 @@ STANDARDIZED_STEPS_TO_1E3 = 31
 RAW_STEPS_TO_1E3 = 137_957
 
 
-def error_after(reference, iterations):
+def error_after(expected, iterations):
     problem = seed_problem()
-    return accuracy.fit_error(reference(problem, iterations), problem)
+    return accuracy.fit_error(expected(problem, iterations), problem)
 
 
 def test_standardized_x_reaches_the_target_in_31_steps_and_not_in_30():
     needed, error = accuracy.iterations_to_accuracy(standardized_gradient_descent, seed_problem(), 1e-3)
     assert needed == STANDARDIZED_STEPS_TO_1E3
-    # The reference loop itself agrees: the first K within the target, and the error reported is its error.
+    # The loop itself agrees: the first K within the target, and the error reported is its error.
     assert error_after(standardized_gradient_descent, needed) == pytest.approx(error, rel=1e-9)
     assert error <= 1e-3
     assert error_after(standardized_gradient_descent, needed - 1) > 1e-3
@@ -45,7 +45,7 @@ def test_raw_x_is_short_of_the_target_after_the_questions_1e5_steps():
 @pytest.mark.parametrize("target", [1e-2, 3e-4])
 def test_raw_first_step_within_target_matches_the_reference_loop_at_the_boundary(target):
     # The affine map stands in for O(n) steps; at the boundary K* - 1 / K* the loop must agree with it.
-    problem = seed_problem(100)  # a small n keeps the reference loop cheap at ~1e5 steps
+    problem = seed_problem(100)  # a small n keeps the loop cheap at ~1e5 steps
     needed, _ = accuracy.iterations_to_accuracy(gradient_descent, problem, target)
     assert accuracy.fit_error(gradient_descent(problem, needed), problem) <= target
     assert accuracy.fit_error(gradient_descent(problem, needed - 1), problem) > target
@@ -65,10 +65,10 @@ def test_a_cap_below_the_answer_reports_the_error_left_at_the_cap():
     assert error > 1e-3
 
 
-def test_the_descent_behind_each_reference():
+def test_the_descent_behind_each_expected_answer():
     problem = seed_problem()
-    raw, standardized = (accuracy.descent_of(reference, problem)
-                         for reference in (gradient_descent, standardized_gradient_descent))
+    raw, standardized = (accuracy.descent_of(expected, problem)
+                         for expected in (gradient_descent, standardized_gradient_descent))
     assert (raw.x_scaling, raw.problem.lr) == ("raw", problem.lr)
     assert (standardized.x_scaling, standardized.problem.lr) == ("standardized", 0.1)
     assert standardized.problem.x.mean() == pytest.approx(0, abs=1e-12)

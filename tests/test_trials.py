@@ -1,4 +1,4 @@
-"""Trials on a fake clock: fresh setups, rounds per trial, the paired reference, warm-ups and the slowdown tool."""
+"""Trials on a fake clock: fresh setups, rounds per trial, the paired timing reference, warm-ups and the slowdown tool."""
 
 import time
 from contextlib import contextmanager

@@ -53,10 +53,10 @@ def format_report(rows: list[dict], baseline, candidate, threshold: float) -> st
     for row in rows:
         if "ratio" in row:
             interval = f"[{row['low']:.3f}, {row['high']:.3f}]"
-            figures = f"{row['ratio']:>7.3f}  {interval:<17} {row['steps']:>6} × {row['calls']:<4}"
+            cells = f"{row['ratio']:>7.3f}  {interval:<17} {row['steps']:>6} × {row['calls']:<4}"
         else:
-            figures = f"{'-':>7}  {'':<17} {'':>13}"
-        lines.append(f"  {row['benchmark']:<{width}}  {row['verdict'].upper():<12} {figures}"
+            cells = f"{'-':>7}  {'':<17} {'':>13}"
+        lines.append(f"  {row['benchmark']:<{width}}  {row['verdict'].upper():<12} {cells}"
                      + (f"  ({row['why']})" if row.get("why") else ""))
     counts = {}
     for row in rows:

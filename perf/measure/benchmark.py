@@ -106,7 +106,7 @@ def reference_beside(problem, steps: int):
 
 
 def record(benchmark, solver, device, n, fit, trials, placement, paired, **study):
-    """What was measured, as docs/extra-info.md lists it; the figures derived from it are the analysis layer's."""
+    """What was measured, as docs/extra-info.md lists it; what is derived from it is the analysis layer's."""
     info = benchmark.extra_info
     info.update(solver=solver.name, device=device, device_name=environment.device_name(device), n=n,
                 iterations=fit.iterations, dtype=solver.dtype, w=fit.w, b=fit.b, loss=fit.loss, placement=placement,

@@ -85,7 +85,7 @@ class Trials:
     """The rounds of several trials, for benchmark.pedantic(target, setup=..., teardown=...) or measure().
 
     open_run(first_trial) is a context manager yielding (run, setup_s); open_reference(), when given, one
-    yielding the reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling).
+    yielding the timing reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling).
     Entering starts trial 1 with its warm-up at the full count (unless full_warm_up is False: then the
     setup's own short call is the warm-up), which fixes the rounds per trial (as many as fit in
     TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's time is taken here,

@@ -51,7 +51,7 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
     time of every trial of the timing reference at that n, its own and those timed beside the others. Why: the
     benchmarks ran minutes apart and the machine's speed drifts between them, so one benchmark's fastest trial
     over another's carries that drift (1.2-1.35x over three identical quick runs on this project's machine);
-    the reference was timed all through the run, and the median of its trials is the run's steadiest figure.
+    the timing reference was timed all through the run, and the median of its trials is the run's steadiest time.
     A study's benchmark keeps its own: its fastest trial's median round.
     """
     entries, notes = [], []
@@ -83,7 +83,7 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
         elif medians := info.get("trial_medians_s"):
             per_step_us = min(medians) / info["iterations"] * 1e6  # a slow state only adds time: the cleanest trial
         else:
-            per_step_us = float(info["per_iteration_us"])  # a run from before trials: its own figure
+            per_step_us = float(info["per_iteration_us"])  # a run from before trials: its own per-step time
         stats = benchmark.get("stats") or {}
         rows.append(Row(key, study, per_step_us, ratio, info["iterations"], info.get("trials"), stats.get("rounds"),
                         stats.get("median"), reference_us, len(pool), info))
@@ -118,12 +118,12 @@ def positive(value) -> bool:
     return isinstance(value, (int, float)) and value > 0
 
 
-def derived_figures(row: Row) -> dict:
+def derived_keys(row: Row) -> dict:
     """What a saved run carries besides the trials, for readers of its JSON (docs/extra-info.md)."""
-    figures = {"per_iteration_us": row.per_step_us}
+    keys = {"per_iteration_us": row.per_step_us}
     if row.reference_us:
-        figures.update(reference_per_iteration_us=row.reference_us, reference_trials_pooled=row.reference_trials)
+        keys.update(reference_per_iteration_us=row.reference_us, reference_trials_pooled=row.reference_trials)
     if row.ratio and not row.is_timing_reference:
-        figures["ratio_to_reference"] = {"ratio": row.ratio.value, "low": row.ratio.low, "high": row.ratio.high,
+        keys["ratio_to_reference"] = {"ratio": row.ratio.value, "low": row.ratio.low, "high": row.ratio.high,
                                          "coverage": row.ratio.coverage}
-    return figures
+    return keys
