@@ -1,12 +1,21 @@
-"""The gate: verdicts on made-up trials, interleaving with fake workers, the worker protocol, versions, and the command."""
+"""The gate: verdicts on made-up passes, passes and stages on fake workers, the worker protocol, versions, the command."""
 
+import math
+import os
+import random
+import subprocess
 import sys
+import time
+from contextlib import contextmanager
 
 import pytest
 
+from perf.gate import stages
 from perf.gate.__main__ import CANNOT_GATE, FAILED
-from perf.gate.interleave import DEFAULT_TRIALS, ROUND_S, Outcome, benchmarks_of, interleaved
-from perf.gate.verdict import failed, verdict
+from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, Outcome, benchmarks_of, prepared_outcomes, run_pass
+from perf.gate.neighbour import noisy_neighbour
+from perf.gate.stages import verdicts
+from perf.gate.verdict import failed, judged, ruled_out
 from perf.gate.versions import ROOT, GateError, Version, checked_out
 from perf.gate.worker import started
 from perf.measure.profiles import PROFILES
@@ -15,109 +24,127 @@ from perf.report.rows import Key
 QUICK = PROFILES["quick"]
 
 
-def outcome_with(baseline_medians, candidate_medians) -> Outcome:
-    """An outcome whose trials have these medians (three equal rounds each)."""
-    def trials(medians):
-        return [{"rounds_s": [median] * 3} for median in medians]
+def test_a_verdict_needs_an_interval_clear_of_one_and_a_ratio_past_half_the_threshold():
+    def verdict_of(*ratios):
+        return judged([math.log(ratio) for ratio in ratios], 0.10, 0.05 / 36)
 
-    return Outcome(Key("tf1_while_loop", "cpu", 1000), steps=500,
-                   trials={"baseline": trials(baseline_medians), "candidate": trials(candidate_medians)})
-
-
-def verdict_of(baseline_medians, candidate_medians, threshold=0.10):
-    return verdict(outcome_with(baseline_medians, candidate_medians), "baseline", "candidate", threshold)
-
-
-@pytest.mark.parametrize("candidate, expected", [
-    ([1.30, 1.25, 1.22, 1.27, 1.26], "regression"),  # every pair slower, the median past +10%
-    ([0.70, 0.80, 0.75, 0.78, 0.77], "improvement"),
-    ([1.30, 1.25, 0.95, 1.27, 1.26], "inconclusive"),  # past +10%, but one pair says faster
-    ([1.05, 1.02, 0.98, 1.03, 1.04], "pass"),  # significantly slower, but within the threshold
-])
-def test_a_verdict_needs_both_the_threshold_and_an_interval_clear_of_one(candidate, expected):
-    row = verdict_of([1.0] * 5, candidate)
-    assert row["verdict"] == expected
-    assert row["trials"] == 5 and row["low"] <= row["ratio"] <= row["high"] and row["coverage"] == 0.9375
+    slower = verdict_of(1.30, 1.25, 1.22, 1.27, 1.26, 1.24, 1.28, 1.25)
+    assert slower["verdict"] == "regression" and slower["passes"] == 8 and slower["low"] > 1
+    assert slower["coverage"] == pytest.approx(1 - 2 * 0.05 / 36)
+    assert verdict_of(0.70, 0.80, 0.75, 0.78, 0.77, 0.76, 0.79, 0.74)["verdict"] == "improvement"
+    # Significantly slower, but by less than half the threshold: a 10% slowdown is ruled out.
+    assert verdict_of(1.02, 1.03, 1.02, 1.025, 1.03, 1.02, 1.025, 1.03)["verdict"] == "pass"
+    noisy = verdict_of(1.30, 0.80, 1.25, 0.95, 1.10, 0.90, 1.20, 1.00)
+    assert noisy["verdict"] == "inconclusive" and noisy["detectable"] > 1.10 and "could have detected" in noisy["why"]
 
 
-def test_ratios_pair_trial_with_trial_so_a_drift_common_to_both_cancels():
-    # The machine slows over the run for both versions alike: every pair still reads 1.
-    drift = [1.0, 1.3, 1.6, 1.2, 1.0]
-    row = verdict_of(drift, drift)
-    assert row["ratio"] == pytest.approx(1.0) and row["verdict"] == "pass"
+def test_a_threshold_slowdown_is_ruled_out_only_when_the_passes_agree():
+    assert ruled_out([math.log(ratio) for ratio in (1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01)], 0.10)
+    assert not ruled_out([math.log(ratio) for ratio in (1.0, 1.2, 0.9, 1.1, 0.95, 1.15, 1.0, 1.05)], 0.10)
+    assert not ruled_out([0.0], 0.10)
 
 
 def test_problems_become_their_own_verdicts():
     outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem="error on candidate: wrong answer: w = 1")
-    assert verdict(outcome, "baseline", "candidate", 0.1)["verdict"] == "error"
+    assert verdicts([outcome], "candidate", 0.1, 0.01)[0]["verdict"] == "error"
     assert failed([{"verdict": "error"}]) and failed([{"verdict": "missing"}])
-    assert not failed([{"verdict": "new"}, {"verdict": "inconclusive"}, {"verdict": "improvement"}])
+    assert not failed([{"verdict": "new"}, {"verdict": "inconclusive"}, {"verdict": "improvement"},
+                       {"verdict": "unconfirmed"}])
 
 
 class FakeWorker:
-    """Answers like perf/gate/worker.py, from a listing {solver: {device: why not, or None}}; remembers requests."""
+    """Answers like perf/gate/worker.py, from a listing {solver: {device: why not, or None}}: each round of solver
+    takes seconds(solver, label, round index); remembers every request."""
 
-    def __init__(self, listing, label="baseline", broken=()):
-        self.listing, self.broken = listing, broken
+    def __init__(self, listing, label="baseline", broken=(), seconds=None, log=None):
+        self.listing, self.broken, self.label = listing, broken, label
+        self.seconds = seconds or (lambda solver, label, index: 1e-4)
         self.version = Version(label, f"the fake {label}", ROOT, sys.executable)
-        self.asked = []
+        self.asked, self.log, self.open = [], log if log is not None else [], None
 
     def ask(self, request):
         self.asked.append(request)
+        self.log.append((self.label, request["op"], request.get("solver")))
         if request["op"] == "solvers":
             return {"solvers": self.listing}
+        if request["op"] == "round":
+            self.open[1] += 1
+            return {"round_s": self.seconds(self.open[0], self.label, self.open[1])}
+        if request["op"] == "close":
+            return {"closed": True}
         if request["solver"] in self.broken:
             return {"error": "ValueError: broken"}
         if request["op"] == "plan":
             return {"steps": min(request["most_steps"], int(ROUND_S / 1e-4)), "calls": 1}
-        return {"trial": {"rounds_s": [1e-4 * request["steps"]] * request["rounds"]}}
+        self.open = [request["solver"], 0]
+        return {"setup_s": 0.01, "first_run_s": 1e-4}
 
 
 def cpu_only(*names, **reasons):
     return {name: {"cpu": reasons.get(name)} for name in names}
 
 
-def interleave(baseline: FakeWorker, candidate: FakeWorker, names, trials=3):
-    workers = {"baseline": baseline, "candidate": candidate}
-    found = {label: worker.listing for label, worker in workers.items()}
-    outcomes = interleaved(workers, found, [Key(name, "cpu", 1000) for name in names], trials, QUICK)
+def fakes(listing, **options):
+    log = []
+    return {label: FakeWorker(listing, label, log=log, **options.get(label, {})) for label in ("baseline", "candidate")}
+
+
+def passes(workers, names, count=4, seed=7):
+    """count passes of the fake workers over these cpu benchmarks at n = 1000; the outcomes by solver."""
+    outcomes = prepared_outcomes(workers, [Key(name, "cpu", 1000) for name in names], QUICK)
+    rng, starts = random.Random(seed), {}
+    for pass_index in range(count):
+        run_pass(workers, list(workers), outcomes, pass_index, rng, starts)
     return {outcome.key.solver: outcome for outcome in outcomes}
 
 
-def test_every_benchmark_gets_its_trials_on_both_versions_at_one_planned_count():
+def test_every_benchmark_gets_a_trial_on_both_versions_each_pass_at_one_planned_count():
     both = cpu_only("numpy_loop", "numpy_lean")
-    baseline, candidate = FakeWorker(both), FakeWorker(both, "candidate")
-    outcomes = interleave(baseline, candidate, both, trials=3)
+    workers = fakes(both)
+    outcomes = passes(workers, both, count=3)
     for outcome in outcomes.values():
-        assert outcome.problem is None and [len(t) for t in outcome.trials.values()] == [3, 3]
+        assert outcome.problem is None and len(outcome.log_ratios["candidate"]) == 3
         assert outcome.steps == min(int(ROUND_S / 1e-4), QUICK.steps)
-    assert {request["op"] for request in candidate.asked} == {"trial"}  # the candidate never plans its own rounds
-    assert {request["steps"] for request in candidate.asked} == {outcomes["numpy_loop"].steps}
+        assert all(value == pytest.approx(0.0) for *_, value in outcome.log_ratios["candidate"])
+    assert "plan" not in {request["op"] for request in workers["candidate"].asked}  # sized on the baseline only
 
 
-def test_every_pass_runs_both_versions_of_a_benchmark_back_to_back():
-    both = cpu_only("numpy_loop", "numpy_lean", "tf1_callable")
-    workers = {"baseline": FakeWorker(both), "candidate": FakeWorker(both, "candidate")}
-    order = []
-    for label, worker in workers.items():
-        ask = worker.ask
-        worker.ask = lambda request, label=label, ask=ask: order.append((label, request.get("solver"))) or ask(request)
-    interleaved(workers, {label: both for label in workers}, [Key(name, "cpu", 1000) for name in both], 2, QUICK)
-    trials = [entry for entry in order if entry[1]][3:]  # past the three plans
-    pairs = [trials[index:index + 2] for index in range(0, len(trials), 2)]
-    assert all({label for label, _ in pair} == {"baseline", "candidate"} and pair[0][1] == pair[1][1] for pair in pairs)
+def test_rounds_are_timed_in_turn_and_the_first_opener_alternates_from_pass_to_pass():
+    workers = fakes(cpu_only("numpy_loop"))
+    outcome = passes(workers, ["numpy_loop"], count=4)["numpy_loop"]
+    log = [(label, op) for label, op, _ in workers["baseline"].log if op in ("open", "round")]
+    trials = [log[index:index + 2 + 2 * ROUNDS_PER_TRIAL] for index in range(0, len(log), 2 + 2 * ROUNDS_PER_TRIAL)]
+    assert len(trials) == 4
+    for trial in trials:
+        opener = trial[0][0]
+        rounds = [label for label, op in trial if op == "round"]
+        other = {"baseline", "candidate"} - {opener}
+        # A B, B A, A B, ...: each version first in half the round pairs.
+        assert rounds == [opener, *other, *other, opener] * (ROUNDS_PER_TRIAL // 2)
+    assert [trial[0][0] for trial in trials].count("baseline") == 2
+    assert [opened for _, opened, _ in outcome.log_ratios["candidate"]] == [trial[0][0] == "candidate" for trial in trials]
+
+
+def test_a_drift_common_to_both_versions_cancels_from_the_paired_rounds():
+    # Every round slower than the one before, for both versions alike; the candidate 1.2x as slow as the baseline.
+    def seconds(solver, label, index):
+        return 1e-4 * (1 + index) ** 2 * (1.2 if label == "candidate" else 1.0)
+
+    outcome = passes(fakes(cpu_only("numpy_loop"), baseline={"seconds": seconds}, candidate={"seconds": seconds}),
+                     ["numpy_loop"])["numpy_loop"]
+    assert all(value == pytest.approx(math.log(1.2)) for *_, value in outcome.log_ratios["candidate"])
 
 
 def test_lost_new_skipped_and_broken_benchmarks_are_named_not_timed():
-    baseline = FakeWorker(cpu_only("numpy_loop", "gone", "tf1_callable", "numpy_lean",
-                                   tf1_callable="tensorflow is not installed"))
-    candidate = FakeWorker(cpu_only("numpy_loop", "added", "tf1_callable", "numpy_lean",
-                                    tf1_callable="tensorflow is not installed"), "candidate", broken=("numpy_lean",))
-    outcomes = interleave(baseline, candidate, ["numpy_loop", "gone", "added", "tf1_callable", "numpy_lean"])
+    listing = cpu_only("numpy_loop", "tf1_callable", "numpy_lean", tf1_callable="tensorflow is not installed")
+    workers = {"baseline": FakeWorker({**listing, **cpu_only("gone")}),
+               "candidate": FakeWorker({**listing, **cpu_only("added")}, "candidate", broken=("numpy_lean",))}
+    outcomes = passes(workers, ["numpy_loop", "gone", "added", "tf1_callable", "numpy_lean"], count=2)
     assert outcomes["numpy_loop"].problem is None
     assert outcomes["gone"].problem == "missing" and outcomes["added"].problem == "new"
     assert outcomes["tf1_callable"].problem == "skipped: tensorflow is not installed"
     assert outcomes["numpy_lean"].problem == "error on candidate: ValueError: broken"
+    assert workers["candidate"].asked[-1]["op"] == "close"  # a trial that failed is closed all the same
 
 
 def test_the_benchmarks_come_from_both_registries_so_a_lost_solver_is_not_left_out():
@@ -127,21 +154,78 @@ def test_the_benchmarks_come_from_both_registries_so_a_lost_solver_is_not_left_o
 
 
 def test_a_candidate_that_lost_a_package_the_baseline_had_fails_rather_than_skips():
-    listing = cpu_only("numpy_loop", "tf1_callable")
-    outcomes = interleave(FakeWorker(listing),
-                          FakeWorker(cpu_only("numpy_loop", "tf1_callable", tf1_callable="broken install"), "candidate"),
-                          listing)
-    assert outcomes["tf1_callable"].problem == "error on candidate: broken install"
+    workers = {"baseline": FakeWorker(cpu_only("numpy_loop", "tf1_callable")),
+               "candidate": FakeWorker(cpu_only("numpy_loop", "tf1_callable", tf1_callable="broken install"), "candidate")}
+    assert passes(workers, ["tf1_callable"], count=1)["tf1_callable"].problem == "error on candidate: broken install"
 
 
 def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version_sees_a_gpu():
     listing = {"tf1_while_loop": {"cpu": None, "gpu": "no GPU visible to TensorFlow"},
                "jax_step": {"cpu": None, "gpu": "no GPU visible to JAX"}}
-    workers = {"baseline": FakeWorker(listing), "candidate": FakeWorker(listing, "candidate")}
-    outcomes = interleaved(workers, {label: listing for label in workers},
-                           [Key("tf1_while_loop", "gpu", 1000), Key("jax_step", "gpu", 1000)], 3, QUICK)
+    outcomes = prepared_outcomes(fakes(listing), [Key("tf1_while_loop", "gpu", 1000), Key("jax_step", "gpu", 1000)],
+                                 QUICK)
     assert [outcome.problem for outcome in outcomes] == ["skipped: no GPU visible to TensorFlow",
                                                           "skipped: no GPU visible to JAX"]
+
+
+@pytest.fixture
+def fake_passes(monkeypatch):
+    """stages' passes on fake workers: each fresh pass gets new fakes answering with these round times."""
+    counted = []
+
+    def use(seconds):
+        @contextmanager
+        def started_for_pass(versions, threads, pass_index):
+            counted.append(pass_index)
+            yield fakes(cpu_only("numpy_loop", "numpy_lean"), baseline={"seconds": seconds},
+                        candidate={"seconds": seconds})
+
+        monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+        return counted
+
+    return use
+
+
+VERSIONS = [Version("baseline", "a", ROOT, sys.executable), Version("candidate", "b", ROOT, sys.executable)]
+
+
+def test_the_screen_stops_once_a_threshold_slowdown_is_ruled_out_for_every_benchmark(fake_passes):
+    jitter = random.Random(3)
+    counted = fake_passes(lambda solver, label, index: 1e-4 * (1 + 0.01 * jitter.random()))
+    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, progress=lambda text: None)
+    assert len(counted) == stages.MIN_PASSES and {outcome.key.solver for outcome in outcomes} == {"numpy_loop", "numpy_lean"}
+    assert all(row["verdict"] == "pass" for row in stages.verdicts(outcomes, "candidate", 0.10, 0.05 / 4))
+
+
+def test_a_slowed_benchmark_is_measured_to_the_most_passes_then_confirmed_alone(fake_passes):
+    jitter = random.Random(3)
+
+    def seconds(solver, label, index):
+        return 1e-4 * (1 + 0.02 * jitter.random()) * (1.5 if label == "candidate" and solver == "numpy_lean" else 1.0)
+
+    counted = fake_passes(seconds)
+    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, progress=lambda text: None,
+                               max_passes=12)
+    assert len(counted) == 12  # past MIN_PASSES only numpy_lean, never ruled out, until max_passes (within the budget)
+    assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [stages.MIN_PASSES] * 2 + [12] * 2
+    rows = stages.verdicts(outcomes, "candidate", 0.10, 0.05 / 4)
+    verdict = {row["benchmark"]: row["verdict"] for row in rows}
+    assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
+                       "numpy_lean-cpu-n1000": "regression", "numpy_lean-cpu-n100000": "regression"}
+    counted.clear()
+    final = stages.confirmed(VERSIONS, 1, outcomes, rows, QUICK, 0.10, seed=2, progress=lambda text: None)
+    assert len(counted) == stages.CONFIRMATION_PASSES
+    assert [row["verdict"] for row in final] == [row["verdict"] for row in rows]
+    assert all(row["why"].startswith("confirmed") for row in final if row["verdict"] == "regression")
+
+
+def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_passes):
+    fake_passes(lambda solver, label, index: 1e-4)
+    outcome = Outcome(Key("numpy_lean", "cpu", 1000), 100, 1, {"candidate": []})
+    rows = [{"benchmark": "numpy_lean-cpu-n1000", "verdict": "regression", "ratio": 1.3}]
+    (row,) = stages.confirmed(VERSIONS, 1, [outcome], rows, QUICK, 0.10, seed=2, progress=lambda text: None)
+    assert row["verdict"] == "unconfirmed" and row["why"].startswith("regression in the screen, pass measured again")
+    assert not failed([row])
 
 
 def test_a_version_is_the_working_tree_an_interpreter_or_a_revision_in_a_worktree_removed_after():
@@ -162,38 +246,45 @@ def test_a_spec_that_names_nothing_is_refused_with_what_it_may_be():
 
 
 @pytest.mark.e2e
-def test_the_worker_says_per_solver_and_device_why_it_cannot_run_and_answers_checked_trials():
+def test_the_worker_says_per_solver_and_device_why_it_cannot_run_and_times_a_trial_round_by_round():
+    import solvers
+
     with started([Version("candidate", "the working tree", ROOT, sys.executable)], threads=1) as workers:
         worker = workers["candidate"]
-        listing = worker.ask({"op": "solvers"})["solvers"]
+        listing = worker.ask({"op": "solvers", "only": ["numpy_loop", "jax_step"]})["solvers"]
         plan = worker.ask({"op": "plan", "solver": "numpy_lean", "device": "cpu", "n": 1000, "most_steps": 100,
                            "round_s": 0.01, "probe_steps": 10, "most_calls": 50})
-        trial = worker.ask({"op": "trial", "solver": "numpy_lean", "device": "cpu", "n": 1000, **plan, "rounds": 2})
-        missing = worker.ask({"op": "trial", "solver": "nope", "device": "cpu", "n": 1000, **plan, "rounds": 2})
-    assert listing["numpy_loop"] == {"cpu": None}
+        opened = worker.ask({"op": "open", "solver": "numpy_lean", "device": "cpu", "n": 1000, **plan})
+        rounds = [worker.ask({"op": "round"}) for _ in range(2)]
+        closed = worker.ask({"op": "close"})
+        missing = worker.ask({"op": "open", "solver": "nope", "device": "cpu", "n": 1000, **plan})
+    assert set(listing) == {"numpy_loop", "jax_step"} and listing["numpy_loop"] == {"cpu": None}
     # Each package answers for its own GPU, so a version where TensorFlow sees one and JAX does not skips jax_step.
-    import solvers
     assert listing["jax_step"]["gpu"] == solvers.get("jax_step").unavailable_reason("gpu")
     assert plan["steps"] == 100 and plan["calls"] >= 1
-    assert len(trial["trial"]["rounds_s"]) == 2 and trial["trial"]["setup_s"] > 0
+    assert opened["setup_s"] > 0 and all(reply["round_s"] > 0 for reply in rounds) and closed == {"closed": True}
     assert missing == {"missing": "no solver nope in this version"}
 
 
-def test_end_to_end_a_gross_injected_slowdown_fails_the_gate_and_is_named(run_gate):
+def test_end_to_end_a_gross_injected_slowdown_fails_the_gate_confirmed_and_named(run_gate):
     # A real 4x slowdown of every timed call of the candidate: far beyond any noise, so this checks the wiring
-    # (the slowdown reaches the candidate's worker only, the verdict fails the command), not the machine.
-    result, report = run_gate("HEAD", ".", "--solvers", "numpy_lean", "--candidate-slowdown", "*=4")
+    # (the slowdown reaches the candidate's workers only, the verdict fails the command), not the machine.
+    result, report = run_gate("HEAD", ".", "--solvers", "numpy_lean", "--candidate-slowdown", "*=4", "--passes", "3",
+                              "--seed", "5")
     assert result.returncode == FAILED, result.stdout + result.stderr
-    assert {row["verdict"] for row in report["rows"]} == {"regression"}
+    assert {row["verdict"] for row in report["rows"]} == {"regression"} and report["seed"] == 5
+    assert all(row["why"].startswith("confirmed") for row in report["rows"])
     assert "numpy_lean-cpu-n1000" in result.stdout and "gate FAILED: 2 regression" in result.stdout
     assert "slowed by *=4" in report["candidate"] and "HEAD (" in report["baseline"]
+    assert "seed 5 (--seed 5 replays it)" in result.stderr
 
 
 def test_end_to_end_identical_versions_compare_every_benchmark_with_a_ratio(run_gate):
-    result, report = run_gate(".", ".", "--solvers", "numpy_loop")
+    result, report = run_gate(".", ".", "--solvers", "numpy_loop", "--passes", "3", "--no-confirm")
     assert result.returncode in (0, FAILED), result.stderr  # the verdict is the noise study's to judge
     assert [row["benchmark"] for row in report["rows"]] == ["numpy_loop-cpu-n1000", "numpy_loop-cpu-n100000"]
-    assert all(row["trials"] == DEFAULT_TRIALS and row["low"] <= row["ratio"] <= row["high"] for row in report["rows"])
+    assert all(row["passes"] == 3 and row["low"] <= row["ratio"] <= row["high"] for row in report["rows"])
+    assert isinstance(report["seed"], int) and len(report["passes"]["numpy_loop-cpu-n1000"]["candidate"]) == 3
 
 
 def test_end_to_end_a_revision_that_does_not_exist_cannot_be_gated(run_gate):
@@ -206,3 +297,20 @@ def test_a_solver_no_version_has_cannot_be_gated():
     found = {"baseline": cpu_only("numpy_loop"), "candidate": cpu_only("numpy_loop")}
     with pytest.raises(GateError, match="--solvers: no version has nope; they have numpy_loop"):
         benchmarks_of(found, ["numpy_loop", "nope"], ["cpu"], QUICK)
+
+
+def test_the_noisy_neighbour_loads_another_cpu_and_stops_with_its_block():
+    worker_cpu = max(os.sched_getaffinity(0))
+    with noisy_neighbour(worker_cpu) as cpus:
+        assert worker_cpu not in cpus or cpus == [worker_cpu]
+        children = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True).stdout.split()
+        assert children
+    time.sleep(0.2)
+    assert not set(children) & set(subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True,
+                                                   text=True).stdout.split())
+
+
+def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
+    counted = fake_passes(lambda solver, label, index: 1e-4 * (1.5 if label == "candidate" else 1.0))
+    stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, budget_s=0, progress=lambda text: None)
+    assert len(counted) == stages.MIN_PASSES

@@ -1,4 +1,4 @@
-"""python -m perf.gate: two versions timed on one machine in one job, trials interleaved, judged by paired ratios.
+"""python -m perf.gate: two versions timed on one machine in one job, in fresh processes, judged by paired ratios.
 
 A committed baseline only fits the machine it was made on, and CI changes CPU model from one run
 to the next; two versions measured side by side need no baseline. A version is
@@ -12,24 +12,26 @@ to the next; two versions measured side by side need no baseline. A version is
     python -m perf.gate .tox/tf212-cpu/bin/python .tox/tf221-cpu/bin/python
     python -m perf.gate HEAD~1 --solvers numpy_loop,tf1_while_loop --json gate.json
 
-Each version runs in a worker process of its own (perf/gate/worker.py: this tree's measurement with
-that version's `solvers`), so what is compared is the solvers' code and the packages beneath them.
-Every benchmark of either version gets `--trials` trials on each side, interleaved (perf/gate/interleave.py),
-and a verdict (perf/gate/verdict.py). Regressions, errors (a wrong answer, a crash) and benchmarks the
-candidate lost fail: exit 1. A run that cannot be gated (a revision that does not exist, a version that
-cannot start) exits 2.
+Each version runs in worker processes of its own (perf/gate/worker.py: this tree's measurement with
+that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
+packages beneath them. Every benchmark of either version is screened in passes (perf/gate/stages.py,
+perf/gate/interleave.py) and judged (perf/gate/verdict.py); each one flagged is measured again alone.
+Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
+fail: exit 1. A run that cannot be gated (a revision that does not exist, a version that cannot start)
+exits 2.
 """
 
 import argparse
 import json
+import random
 import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from perf.gate.interleave import DEFAULT_TRIALS, benchmarks_of, interleaved, listings
-from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report, verdict
+from perf.gate import stages
+from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, failed, format_report
 from perf.gate.versions import GateError, Version, checked_out
-from perf.gate.worker import GATE_THREADS, started
+from perf.gate.worker import GATE_THREADS
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from solvers.tensorflow_support import threads_argument
@@ -44,19 +46,26 @@ def main(argv=None) -> int:
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
     parser.add_argument("--devices", default="cpu", help="comma-separated devices (default: cpu)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="sizes and the most steps a round")
-    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS, help=f"trials per version and benchmark "
-                        f"(default: {DEFAULT_TRIALS})")
+    parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
+                        help=f"no screening pass starts after this, once each benchmark has had "
+                             f"{stages.MIN_PASSES} (default: {stages.DEFAULT_BUDGET_S:.0f})")
+    parser.add_argument("--passes", type=int, help="exactly this many screening passes, none stopped early")
+    parser.add_argument("--no-confirm", action="store_true", help="report the screen's verdicts as they are")
+    parser.add_argument("--seed", type=int, help="replay a run's shuffles and orders (default: a new one, printed)")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                        help=f"slowdown that fails, as a fraction (default: {DEFAULT_THRESHOLD})")
+                        help=f"the slowdown the gate must catch, as a fraction (default: {DEFAULT_THRESHOLD})")
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
                         help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
-    parser.add_argument("--json", type=Path, help="also write every trial and verdict here")
+    parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
     options = parser.parse_args(argv)
-    if options.trials < 1 or options.threshold <= 0:
-        parser.error("--trials must be at least 1 and --threshold above 0")
+    if options.threshold <= 0 or options.passes is not None and options.passes < 2:
+        parser.error("--threshold must be above 0 and --passes at least 2")
+    seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
     profile = PROFILES[options.profile]
+    say = lambda text: print(f"gate: {text}", file=sys.stderr, flush=True)  # noqa: E731
+    say(f"seed {seed} (--seed {seed} replays it)")
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
@@ -64,21 +73,25 @@ def main(argv=None) -> int:
             if options.candidate_slowdown:
                 candidate = Version(candidate.label, f"{candidate.description}, slowed by {options.candidate_slowdown}",
                                     candidate.tree, candidate.python, options.candidate_slowdown)
-            workers = stack.enter_context(started([baseline, candidate], options.threads))
+            versions = [baseline, candidate]
             solvers = options.solvers.split(",") if options.solvers else None
-            found = listings(workers)
-            benchmarks = benchmarks_of(found, solvers, options.devices.split(","), profile)
-            outcomes = interleaved(workers, found, benchmarks, options.trials, profile,
-                                   progress=lambda text: print(f"gate: {text}", file=sys.stderr, flush=True))
+            fixed = dict(min_passes=options.passes, max_passes=options.passes) if options.passes else {}
+            outcomes = stages.screened(versions, options.threads, solvers, options.devices.split(","), profile,
+                                       options.threshold, seed, options.budget, say, **fixed)
+            rows = stages.verdicts(outcomes, candidate.label, options.threshold,
+                                   FALSE_ALARM_RATE / max(1, sum(outcome.problem is None for outcome in outcomes)))
+            if not options.no_confirm:
+                rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
+                                        seed + 1, say)
     except GateError as error:
         print(f"gate: cannot gate: {error}", file=sys.stderr)
         return CANNOT_GATE
-    rows = [verdict(outcome, baseline.label, candidate.label, options.threshold) for outcome in outcomes]
-    print(format_report(rows, baseline, candidate, options.threshold))
+    print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm))
     if options.json:
         options.json.write_text(json.dumps({
             "baseline": baseline.description, "candidate": candidate.description, "threshold": options.threshold,
-            "rows": rows, "trials": {outcome.key.name: outcome.trials for outcome in outcomes},
+            "seed": seed, "rows": rows,
+            "passes": {outcome.key.name: outcome.log_ratios for outcome in outcomes},
         }, indent=1))
     return FAILED if failed(rows) else 0
 

@@ -1,43 +1,53 @@
-"""Every benchmark's trials on every version, interleaved: shuffled pass by pass, each pair back to back.
+"""Every benchmark's trials on every version, pass by pass: fresh worker processes each pass, rounds paired in turn.
 
-A slow state of the machine then hits both trials of a pair, or another benchmark each time
-(randomized interleaved trials: Abedi & Brecht, ICPE 2017; asv's `continuous`). A trial is a fresh
-setup, a warm-up and a few rounds of `steps` steps (times `calls` calls, for solvers whose run
-takes microseconds), sized once per benchmark on the first version so that a round takes about ROUND_S.
+A pass starts one worker process per version (perf/gate/worker.py), in an order that turns from
+pass to pass, and gives every benchmark one trial on each version: a fresh setup and a warm-up on
+each, then ROUNDS_PER_TRIAL rounds on each, timed in turn, so that a round of one version and the
+round of another beside it are milliseconds apart and live through the same state of the machine;
+the order turns every round (A B, B A, ... for two versions). The benchmarks are shuffled in every pass. Which version opens a benchmark's
+trial first is counterbalanced: half its passes one way, half the other, from a start drawn per
+benchmark. What a process carries for its whole life (a TF1 session's speed mode, NumPy's speed
+after TensorFlow's import) is sampled once per pass, so the variation between passes holds it:
+the verdict (perf/gate/verdict.py) takes the pass as its unit.
+
+A round is `steps` steps times `calls` calls, sized once per benchmark on the first version so that
+it takes about ROUND_S (perf.measure.solver_runs.round_plan).
 """
 
+import math
 import random
+import statistics
 from dataclasses import dataclass, field
 
 from perf.gate.versions import GateError
+from perf.gate.worker import started
 from perf.report.rows import Key
 
-# Short rounds: a pair of trials then spans well under a second, inside one machine state.
+# Short rounds: a pair of them spans well under a tenth of a second, inside one machine state.
 ROUND_S = 0.03
 MIN_STEPS = 10  # the probe that sizes the rounds, and the fewest steps a round runs
 MOST_CALLS = 10_000
-ROUNDS_PER_TRIAL = 3
-# Eight: the fewest whose 90% interval of the median drops the lowest and the highest trial, so one trial in
-# a slow state (or a TF1 session in its slower mode) cannot decide a verdict alone.
-DEFAULT_TRIALS = 8
-SEED = 20261130  # the shuffles are seeded, so a rerun replays the same order
+ROUNDS_PER_TRIAL = 6
 
 
 @dataclass
 class Outcome:
-    """One benchmark's trials on each version, or why it has none."""
+    """One benchmark's measurements, or why it has none."""
     key: Key
     steps: int = 0
     calls: int = 1  # calls of run(steps) a round
-    trials: dict = field(default_factory=dict)  # version label -> [trial dicts]
+    # version label -> [(pass, opened before the first version, median over the trial's rounds of
+    # log(its round / the first version's round beside it))]; the first version has none
+    log_ratios: dict = field(default_factory=dict)
     problem: str | None = None  # "missing", "new", "error: ...", "skipped: ..."
+    rounds_s: dict = field(default_factory=dict)  # version label -> every round it timed, seconds
 
 
-def listings(workers: dict) -> dict:
-    """Version label -> {solver: {device: why it cannot run there, or None}}."""
+def listings(workers: dict, only: list[str] | None = None) -> dict:
+    """Version label -> {solver: {device: why it cannot run there, or None}}, for the solvers named in only."""
     found = {}
     for label, worker in workers.items():
-        reply = worker.ask({"op": "solvers"})
+        reply = worker.ask({"op": "solvers", "only": only})
         if "solvers" not in reply:
             raise GateError(f"the {label}, {worker.version.description}, cannot list its solvers: {reply.get('error')}")
         found[label] = reply["solvers"]
@@ -51,36 +61,6 @@ def benchmarks_of(found: dict, solvers: list[str] | None, devices: list[str], pr
         raise GateError(f"--solvers: no version has {', '.join(unknown)}; they have {', '.join(known)}")
     names = solvers or known
     return [Key(name, device, n) for name in names for device in devices for n in profile.sizes]
-
-
-def interleaved(workers: dict, found: dict, benchmarks: list[Key], trials: int, profile, seed: int = SEED,
-                progress=None) -> list[Outcome]:
-    """Every benchmark's trials on every version, shuffled pass by pass; workers: version label -> Worker, found:
-    their listings()."""
-    labels = list(workers)
-    outcomes = [Outcome(key) for key in benchmarks]
-    for outcome in outcomes:
-        outcome.problem = availability_problem(outcome.key, found, labels)
-        if outcome.problem is None:
-            planned(workers[labels[0]], outcome, profile.steps_at(outcome.key.n))
-            outcome.trials = {label: [] for label in labels}
-    rng = random.Random(seed)
-    live = [outcome for outcome in outcomes if outcome.problem is None]
-    for trial in range(trials):
-        for outcome in rng.sample(live, len(live)):
-            for label in rng.sample(labels, len(labels)):
-                if outcome.problem:
-                    break
-                key = outcome.key
-                reply = workers[label].ask({"op": "trial", "solver": key.solver, "device": key.device, "n": key.n,
-                                            "steps": outcome.steps, "calls": outcome.calls, "rounds": ROUNDS_PER_TRIAL})
-                if "trial" in reply:
-                    outcome.trials[label].append(reply["trial"])
-                else:
-                    outcome.problem = f"error on {label}: {reply.get('error') or reply.get('missing')}"
-        if progress:
-            progress(f"pass {trial + 1}/{trials} done")
-    return outcomes
 
 
 def availability_problem(key: Key, found: dict, labels: list[str]) -> str | None:
@@ -107,3 +87,69 @@ def planned(worker, outcome: Outcome, most_steps: int) -> None:
         outcome.steps, outcome.calls = reply["steps"], reply["calls"]
     else:
         outcome.problem = f"error on {worker.version.label} while sizing its rounds: {reply.get('error') or reply.get('missing')}"
+
+
+def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Outcome]:
+    """An Outcome per benchmark: why it cannot be compared, or its rounds sized on the first version."""
+    found = listings(workers, sorted({key.solver for key in benchmarks}))
+    labels = list(workers)
+    outcomes = [Outcome(key) for key in benchmarks]
+    for outcome in outcomes:
+        outcome.problem = availability_problem(outcome.key, found, labels)
+        if outcome.problem is None:
+            planned(workers[labels[0]], outcome, profile.steps_at(outcome.key.n))
+            outcome.log_ratios = {label: [] for label in labels[1:]}
+            outcome.rounds_s = {label: [] for label in labels}
+    return outcomes
+
+
+def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_index: int, rng: random.Random,
+             starts: dict) -> None:
+    """One pass on freshly started workers: one trial of every live outcome on every version. labels: the versions,
+    the baseline first; starts: benchmark -> the offset of its first opener, drawn once per benchmark and run, so
+    that over the passes each version opens it first as often as the others (one apart when the count is odd)."""
+    live = [outcome for outcome in outcomes if outcome.problem is None]
+    for outcome in rng.sample(live, len(live)):
+        first = (starts.setdefault(outcome.key, rng.randrange(len(labels))) + pass_index) % len(labels)
+        trial(workers, labels[first:] + labels[:first], labels[0], outcome, pass_index)
+
+
+def started_for_pass(versions: list, threads: int, pass_index: int):
+    """Fresh workers, started in an order that turns from pass to pass."""
+    turn = pass_index % len(versions)
+    return started(versions[turn:] + versions[:turn], threads)
+
+
+def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass_index: int) -> None:
+    """A trial on every version, opened in order, its rounds timed in turn; each version's log ratios recorded."""
+    key = outcome.key
+    opened = []
+    try:
+        for label in order:
+            reply = workers[label].ask({"op": "open", "solver": key.solver, "device": key.device, "n": key.n,
+                                        "steps": outcome.steps, "calls": outcome.calls})
+            opened.append(label)
+            if "setup_s" not in reply:
+                outcome.problem = f"error on {label}: {reply.get('error') or reply.get('missing')}"
+                return
+        rounds = {label: [] for label in order}
+        for index in range(ROUNDS_PER_TRIAL):
+            turn = order[index % len(order):] + order[:index % len(order)]
+            for label in turn:
+                reply = workers[label].ask({"op": "round"})
+                if "round_s" not in reply:
+                    outcome.problem = f"error on {label}: {reply.get('error')}"
+                    return
+                rounds[label].append(reply["round_s"])
+    finally:
+        for label in opened:
+            reply = workers[label].ask({"op": "close"})
+            if "error" in reply and outcome.problem is None:
+                outcome.problem = f"error on {label}: {reply['error']}"
+    if outcome.problem:
+        return
+    for label, times in rounds.items():
+        outcome.rounds_s[label].extend(times)
+    for label in outcome.log_ratios:
+        value = statistics.median(math.log(mine / theirs) for mine, theirs in zip(rounds[label], rounds[baseline]))
+        outcome.log_ratios[label].append((pass_index, order.index(label) < order.index(baseline), value))

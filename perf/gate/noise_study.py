@@ -1,114 +1,228 @@
-"""Noise study of the gate: its false alarms on identical versions, and its catch rate for real slowdowns.
+"""Noise study of the gate: its false alarms on identical versions, and how often it catches real slowdowns.
 
-    python -m perf.gate.noise_study --repeats 5 --out .noise-study        # ~6 minutes a repeat on 2 cores
-    python -m perf.gate.noise_study --out .noise-study --analyze-only    # re-read the saved repeats
+    python -m perf.gate.noise_study --repeats 3 --out .noise-study               # control, copies, slowed copies
+    python -m perf.gate.noise_study --repeats 1 --out .noise-study --neighbour   # the same under a noisy neighbour
+    python -m perf.gate.noise_study --repeats 2 --out .noise-study --code-regressions --slowdowns 1.1
+    python -m perf.gate.noise_study --true-factors --out .noise-study            # what the code regressions cost
+    python -m perf.gate.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
 
-Each repeat starts fresh workers for one control and several variants of this working tree, and
-times them interleaved exactly as `python -m perf.gate` does: identical copies (A/A) and copies whose
-every timed call is slowed by 1.1x, 1.25x and 1.5x (FSSGD_SLOWDOWN, a real busy wait inside the timed
-call). Every variant is then judged against the control with the gate's own verdict and threshold:
-a REGRESSION on an A/A copy is a false alarm, one on a slowed copy a catch. For every benchmark it
-prints the counts, and the largest A/A deviation seen, the threshold below which an A/A copy would
-have failed. The A/A copies of one repeat share its control, so their comparisons are not independent.
+Each repeat times, in the same passes as the gate times its two versions (perf/gate/interleave.py),
+a control and variants of this working tree: identical copies (A/A), copies whose every timed call
+is slowed for real by a factor (FSSGD_SLOWDOWN, a busy wait inside the call), and with
+--code-regressions real changes to the solvers' code, checked out in worktrees (CODE_REGRESSIONS).
+Every variant is judged against the control with the gate's verdict; every flagged (variant,
+benchmark) is then measured again alone, as the gate confirms (perf/gate/stages.py). A REGRESSION on
+an identical copy is a false alarm, one on a slowed or changed copy a catch. With --neighbour a
+bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.py).
 """
 
 import argparse
 import json
+import subprocess
 import sys
+import tempfile
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
-from perf.gate.interleave import DEFAULT_TRIALS, SEED, benchmarks_of, interleaved, listings
-from perf.gate.verdict import DEFAULT_THRESHOLD, verdict
-from perf.gate.versions import ROOT, Version
-from perf.gate.worker import GATE_THREADS, started
+from perf.gate import stages
+from perf.gate.neighbour import noisy_neighbour
+from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE
+from perf.gate.versions import ROOT, Version, git
+from perf.gate.worker import CPU_VARIABLE, GATE_THREADS
 from perf.measure.profiles import PROFILES
 from solvers.tensorflow_support import threads_argument
 
 CONTROL = "control"
-FACTORS = (1.1, 1.25, 1.5)
+SLOWDOWNS = (1.05, 1.1, 1.25)
+# Real regressions a commit could make: (name, file, the text it replaces, the text it puts instead, the solvers
+# it slows). Each changes only the timed code and keeps every answer.
+CODE_REGRESSIONS = (
+    ("an extra fetch every Session.run", "solvers/tf1_feed_dict.py",
+     "[graph.train, graph.loss]", "[graph.train, graph.loss, graph.W]", ("tf1_feed_dict",)),
+    ("an extra pass inside the tf.while_loop body", "solvers/tf1_while_loop.py",
+     "return i + 1, w - lr * grad_w, b - lr * grad_b",
+     "return i + 1, w - lr * grad_w, b - lr * grad_b + 0.0 * tf.reduce_sum(residual * residual)",
+     ("tf1_while_loop", "tf1_while_loop_standardized")),
+    ("an extra pass every NumPy step", "solvers/numpy_loop.py",
+     "            loss = np.sum((y - y_pred) ** 2) / n\n        return",
+     "            loss = np.sum((y - y_pred) ** 2) / n\n            np.sum(y_pred * y_pred)\n        return",
+     ("numpy_loop",)),
+)
+TRUE_FACTOR_PASSES = 24
 
 
-def variants(factors, identical: int) -> dict[str, str]:
-    """{label: FSSGD_SLOWDOWN}: the control, identical copies (A/A), and one slowed copy per factor."""
-    return {CONTROL: "", **{f"A/A-{copy + 1}": "" for copy in range(identical)},
-            **{f"x{factor:g}": f"*={factor:g}" for factor in factors}}
+@contextmanager
+def code_regression(name: str, path: str, old: str, new: str):
+    """A worktree of HEAD with one real change to the solvers' code, removed on the way out."""
+    with tempfile.TemporaryDirectory(prefix="fssgd-regression-") as folder:
+        tree = Path(folder) / "tree"
+        git("worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
+        try:
+            source = (tree / path).read_text()
+            if source.count(old) != 1:
+                raise SystemExit(f"noise study: {path} no longer holds the text the regression {name!r} replaces")
+            (tree / path).write_text(source.replace(old, new))
+            yield Version(f"code: {name}", f"HEAD with {name}", tree, sys.executable)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+
+
+def variants(options, stack: ExitStack) -> list[Version]:
+    """The control first, then the identical copies, the slowed copies and the code regressions."""
+    versions = [Version(CONTROL, "the working tree", ROOT, sys.executable)]
+    versions += [Version(f"A/A-{copy + 1}", "the working tree", ROOT, sys.executable) for copy in range(options.identical)]
+    versions += [Version(f"x{factor:g}", f"the working tree, slowed by {factor:g}", ROOT, sys.executable, f"*={factor:g}")
+                 for factor in options.slowdowns]
+    if options.code_regressions:
+        versions += [stack.enter_context(code_regression(name, path, old, new))
+                     for name, path, old, new, _ in CODE_REGRESSIONS]
+    return versions
+
+
+def chosen(solvers, profile):
+    from perf.gate.interleave import benchmarks_of, listings
+
+    return lambda workers: benchmarks_of(listings(workers, solvers), solvers, ["cpu"], profile)
+
+
+def judge(outcomes, labels, threshold: float) -> dict:
+    """{variant label: {benchmark: the gate's row}}, Bonferroni over the live benchmarks as the gate is."""
+    live = max(1, sum(outcome.problem is None for outcome in outcomes))
+    return {label: {row["benchmark"]: row for row in stages.verdicts(outcomes, label, threshold, FALSE_ALARM_RATE / live)}
+            for label in labels[1:]}
 
 
 def record(repeat: int, out: Path, options) -> Path:
-    versions = [Version(label, f"the working tree{f', slowed by {slowdown}' if slowdown else ''}", ROOT,
-                        sys.executable, slowdown)
-                for label, slowdown in variants(options.factors, options.identical).items()]
-    profile = PROFILES[options.profile]
-    with started(versions, options.threads) as workers:
-        found = listings(workers)
-        solvers = options.solvers.split(",") if options.solvers else None
-        benchmarks = benchmarks_of(found, solvers, ["cpu"], profile)
-        outcomes = interleaved(workers, found, benchmarks, options.trials, profile, seed=SEED + repeat)
+    profile, say = PROFILES[options.profile], (lambda text: print(f"  {text}", flush=True))
+    solvers = options.solvers.split(",") if options.solvers else None
+    with ExitStack() as stack:
+        versions = variants(options, stack)
+        labels = [version.label for version in versions]
+        cpu = int(options.cpu)
+        load = noisy_neighbour(cpu, seed=repeat) if options.neighbour else nullcontext()
+        with load:
+            outcomes = stages.measured(versions, options.threads, chosen(solvers, profile), profile,
+                                       options.seed + repeat, options.passes, say)
+            screening = judge(outcomes, labels, options.threshold)
+            flagged = {label: [name for name, row in rows.items() if row["verdict"] in ("regression", "error")]
+                       for label, rows in screening.items()}
+            confirming = [versions[0]] + [version for version in versions[1:] if flagged[version.label]]
+            confirmation = {}
+            if len(confirming) > 1:
+                keys = [outcome.key for outcome in outcomes if any(outcome.key.name in names for names in flagged.values())]
+                again = stages.measured(confirming, options.threads, keys, profile, options.seed + 1000 + repeat,
+                                        stages.CONFIRMATION_PASSES, say)
+                for label in [version.label for version in confirming[1:]]:
+                    rows = {row["benchmark"]: row for row in stages.verdicts(
+                        again, label, options.threshold, FALSE_ALARM_RATE / len(flagged[label]))}
+                    confirmation[label] = {name: rows[name] for name in flagged[label]}
     path = out / f"repeat-{repeat:02d}.json"
-    path.write_text(json.dumps({
-        "threshold": options.threshold,
-        "rows": {label: [verdict(outcome, CONTROL, label, options.threshold) for outcome in outcomes]
-                 for label in workers if label != CONTROL},
-    }, indent=1))
+    path.write_text(json.dumps({"threshold": options.threshold, "neighbour": options.neighbour, "passes": options.passes,
+                                "screening": screening, "confirmation": confirmation,
+                                "factors": {version.label: version.slowdown for version in versions}}, indent=1))
     return path
 
 
-def analyze(paths: list[Path]) -> str:
-    repeats = [json.loads(path.read_text()) for path in paths]
-    labels = list(repeats[0]["rows"])
-    counts, aa_deviation = {}, {}
+def true_factors(out: Path, options) -> Path:
+    """Each code regression against the control on the solvers it slows, in TRUE_FACTOR_PASSES passes."""
+    profile, found = PROFILES[options.profile], {}
+    for name, path, old, new, slowed in CODE_REGRESSIONS:
+        with code_regression(name, path, old, new) as version:
+            control = Version(CONTROL, "the working tree", ROOT, sys.executable)
+            outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
+                                       options.seed, TRUE_FACTOR_PASSES, lambda text: print(f"  {name}: {text}", flush=True))
+            found[version.label] = {row["benchmark"]: row for row in stages.verdicts(
+                outcomes, version.label, options.threshold, FALSE_ALARM_RATE)}
+    target = out / "true-factors.json"
+    target.write_text(json.dumps(found, indent=1))
+    return target
+
+
+def kind_of(label: str, name: str) -> str:
+    """What a comparison tests: an identical copy, a slowed copy, a benchmark a code regression slows, or one it leaves
+    alone (which, like an identical copy, must not be flagged)."""
+    if label.startswith("A/A"):
+        return "identical copies (A/A)"
+    if label.startswith("x"):
+        return f"slowed {label[1:]}x"
+    regression = next(entry for entry in CODE_REGRESSIONS if label == f"code: {entry[0]}")
+    return label if name.split("-")[0] in regression[4] else "benchmarks a code regression leaves alone"
+
+
+def tallies(repeats: list[dict]) -> dict:
+    """kind -> benchmark -> [comparisons, flagged in the screen, confirmed, improvements, inconclusive]."""
+    found = {}
     for repeat in repeats:
-        for label, rows in repeat["rows"].items():
-            for row in rows:
-                tally = counts.setdefault(row["benchmark"], {}).setdefault(label, {})
-                tally[row["verdict"]] = tally.get(row["verdict"], 0) + 1
-                if label.startswith("A/A") and "ratio" in row:
-                    deviation = max(row["ratio"], 1 / row["ratio"]) - 1
-                    aa_deviation[row["benchmark"]] = max(aa_deviation.get(row["benchmark"], 0), deviation)
-    width = max(map(len, counts), default=10)
-    lines = [f"{len(repeats)} repeats, threshold +{repeats[0]['threshold']:.0%}; per variant: regressions / comparisons"
-             f" (A/A: false alarms; slowed: catches); A/A max: largest A/A deviation of the median ratio from 1",
-             f"{'benchmark':<{width}}  " + "  ".join(f"{label:>8}" for label in labels) + "  A/A max"]
-    totals = {label: [0, 0] for label in labels}
-    for name, by_label in counts.items():
-        cells = []
-        for label in labels:
-            tally = by_label.get(label, {})
-            caught, compared = tally.get("regression", 0), sum(tally.values())
-            totals[label][0] += caught
-            totals[label][1] += compared
-            cells.append(f"{caught:>3}/{compared:<4}")
-        deviation = f"{aa_deviation[name]:.1%}" if name in aa_deviation else "-"
-        lines.append(f"{name:<{width}}  " + "  ".join(f"{cell:>8}" for cell in cells) + f"  {deviation:>7}")
-    lines.append(f"{'all':<{width}}  " + "  ".join(f"{f'{c}/{n}':>8}" for c, n in totals.values()))
+        for label, rows in repeat["screening"].items():
+            for name, row in rows.items():
+                if row["verdict"] in ("skipped", "new", "missing"):
+                    continue
+                tally = found.setdefault(kind_of(label, name), {}).setdefault(name, [0, 0, 0, 0, 0])
+                again = repeat["confirmation"].get(label, {}).get(name, {}).get("verdict")
+                tally[0] += 1
+                tally[1] += row["verdict"] == "regression"
+                tally[2] += row["verdict"] == "regression" and again == "regression"
+                tally[3] += row["verdict"] == "improvement"
+                tally[4] += row["verdict"] == "inconclusive"
+    return found
+
+
+def analyze(out: Path) -> str:
+    repeats = [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
+    true = json.loads((out / "true-factors.json").read_text()) if (out / "true-factors.json").exists() else {}
+    lines = [f"{len(repeats)} repeats, {sum(repeat['neighbour'] for repeat in repeats)} of them under the noisy "
+             f"neighbour, {', '.join(sorted({str(repeat['passes']) for repeat in repeats}))} screening passes each; "
+             f"comparisons: REGRESSION in the screen / confirmed alone, then IMPROVEMENT and INCONCLUSIVE"]
+    for kind, by_benchmark in sorted(tallies(repeats).items()):
+        total = [sum(tally[index] for tally in by_benchmark.values()) for index in range(5)]
+        lines.append(f"{kind}: {total[1]} / {total[2]} of {total[0]}; {total[3]} improvements, {total[4]} inconclusive")
+        if kind.startswith(("identical", "benchmarks a code")):
+            lines += [f"    flagged: {name} {tally[1]} in the screen, {tally[2]} confirmed"
+                      for name, tally in by_benchmark.items() if tally[1]]
+        else:
+            least = sorted(by_benchmark.items(), key=lambda item: item[1][2] / item[1][0])[:5]
+            lines.append("    least often confirmed: " + ", ".join(f"{name} {tally[2]}/{tally[0]}" for name, tally in least))
+    for label, rows in true.items():
+        lines.append(f"true factor of the {label}: " + ", ".join(
+            f"{name} {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}]" for name, row in rows.items() if "ratio" in row))
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.gate.noise_study", description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path(".noise-study"))
     parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
-    parser.add_argument("--identical", type=int, default=2,
-                        help="identical copies of the control per repeat, each one A/A comparison (default: 2)")
-    parser.add_argument("--factors", type=lambda text: tuple(float(f) for f in text.split(",")), default=FACTORS,
-                        help="slowdowns to inject, comma-separated (default: 1.1,1.25,1.5)")
+    parser.add_argument("--true-factors", action="store_true", help="measure what each code regression costs")
+    parser.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
+    parser.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f), default=SLOWDOWNS,
+                        help="factors of the slowed copies, comma-separated (default: 1.05,1.1,1.25; '' for none)")
+    parser.add_argument("--code-regressions", action="store_true", help="add the real code regressions, in worktrees")
+    parser.add_argument("--neighbour", action="store_true", help="a bounded load on the other CPU all through")
+    parser.add_argument("--passes", type=int, default=stages.MIN_PASSES,
+                        help=f"screening passes, the gate's fewest (default: {stages.MIN_PASSES})")
     parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
-    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS)
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
     options = parser.parse_args(argv)
+    import os
+
+    options.cpu = options.cpu or os.environ.get(CPU_VARIABLE) or str(max(os.sched_getaffinity(0)))
+    os.environ[CPU_VARIABLE] = options.cpu
     options.out.mkdir(parents=True, exist_ok=True)
-    if not options.analyze_only:
+    if options.true_factors:
+        print(f"true factors -> {true_factors(options.out, options)}")
+    elif not options.analyze_only:
         start = len(list(options.out.glob("repeat-*.json")))  # more repeats add to the ones already there
         for repeat in range(start, start + options.repeats):
             print(f"repeat {repeat + 1 - start}/{options.repeats} -> {record(repeat, options.out, options)}", flush=True)
-    paths = sorted(options.out.glob("repeat-*.json"))
-    if not paths:
+    if not list(options.out.glob("repeat-*.json")) and not (options.out / "true-factors.json").exists():
         print(f"no repeats in {options.out}", file=sys.stderr)
         return 2
-    print(analyze(paths))
+    print(analyze(options.out))
     return 0
 
 

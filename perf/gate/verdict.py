@@ -1,61 +1,85 @@
-"""A benchmark's verdict from its paired trials: the ratio candidate / baseline, its interval, and what they mean.
+"""A benchmark's verdict from its passes: the ratio candidate / baseline, an interval that holds the variation
+between passes (fresh processes each), and what they mean, judged so that a whole gate run raises a false alarm
+at a stated rate.
 
-Per pair of trials the ratio is median(candidate rounds) / median(baseline rounds); the verdict
-reads the median of those ratios and its distribution-free interval (perf/report/statistics.py):
-REGRESSION when the ratio is above 1 + threshold and the whole interval above 1 (slower by more
-than the threshold, and significantly); IMPROVEMENT is the mirror image; INCONCLUSIVE when the
-ratio is past a limit but the interval still reaches 1; PASS otherwise. Regressions, errors (a
-wrong answer, a crash) and benchmarks the candidate lost fail.
+Each pass gives one value per benchmark: the median over its paired rounds of log(candidate / baseline)
+(perf/gate/interleave.py). The estimate is their mean, its interval Student's t over the passes: the pass,
+not the round, is the unit, so the interval holds whatever a process carries for its whole life.
+
+- REGRESSION: the interval lies above 1 and the ratio is past half the threshold: significantly slower, and
+  by enough to matter. The interval's level is Bonferroni's over the benchmarks, so that at most
+  FALSE_ALARM_RATE of gate runs on two identical versions flag any benchmark at all.
+- IMPROVEMENT: the mirror image.
+- PASS: a slowdown of the threshold is ruled out, one-sided at RULED_OUT.
+- INCONCLUSIVE: none of these; the row says the smallest slowdown the run could have detected.
 """
 
+import math
 import statistics
 
-from perf.gate.interleave import Outcome
-from perf.report.statistics import coverage_wording, median_interval
-
-# From the noise study (python -m perf.gate.noise_study): see README "The regression gate".
 DEFAULT_THRESHOLD = 0.10
+FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
+RULED_OUT = 0.01  # a threshold slowdown ruled out at this level: the benchmark passes, and needs no more passes
+POWER = 0.95  # what "the smallest slowdown it could have detected" is detected with
 FAILING = ("regression", "error", "missing")
 
 
-def verdict(outcome: Outcome, baseline: str, candidate: str, threshold: float) -> dict:
-    """The row for one benchmark: ratio candidate/baseline with its interval, and what it means."""
-    row = {"benchmark": outcome.key.name, "steps": outcome.steps, "calls": outcome.calls}
-    if outcome.problem:
-        kind = outcome.problem.split(":")[0].split(" ")[0]
-        return {**row, "verdict": kind, "why": outcome.problem}
-    ratios = [statistics.median(b["rounds_s"]) / statistics.median(a["rounds_s"])
-              for a, b in zip(outcome.trials[baseline], outcome.trials[candidate])]
-    ratio = median_interval(ratios)
-    row.update(ratio=ratio.value, low=ratio.low, high=ratio.high, coverage=ratio.coverage, trials=len(ratios))
-    if ratio.value > 1 + threshold and ratio.low > 1:
-        row["verdict"] = "regression"
-    elif ratio.value < 1 / (1 + threshold) and ratio.high < 1:
-        row["verdict"] = "improvement"
-    elif ratio.value > 1 + threshold or ratio.value < 1 / (1 + threshold):
-        row.update(verdict="inconclusive", why="past the threshold, but the interval reaches 1")
-    else:
-        row["verdict"] = "pass"
-    return row
+def t_quantile(probability: float, passes: int) -> float:
+    from scipy.stats import t  # imported here: the worker and the reading of saved runs do not need it
+
+    return float(t.ppf(probability, passes - 1))
+
+
+def ruled_out(values: list[float], threshold: float) -> bool:
+    """Whether these per-pass log ratios rule out a slowdown of threshold, one-sided at RULED_OUT."""
+    if len(values) < 2:
+        return False
+    mean, error = statistics.mean(values), statistics.stdev(values) / math.sqrt(len(values))
+    return mean + t_quantile(1 - RULED_OUT, len(values)) * error < math.log1p(threshold)
+
+
+def judged(values: list[float], threshold: float, alpha: float) -> dict:
+    """The verdict on per-pass log ratios, its interval two-sided at 1 − 2·alpha."""
+    passes = len(values)
+    if passes < 2:
+        return {"verdict": "inconclusive", "passes": passes, "why": "fewer than two passes"}
+    mean, error = statistics.mean(values), statistics.stdev(values) / math.sqrt(passes)
+    reach = t_quantile(1 - alpha, passes) * error
+    low, high, limit, half = mean - reach, mean + reach, math.log1p(threshold), math.log1p(threshold / 2)
+    row = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
+           "passes": passes}
+    if low > 0 and mean > half:
+        return {**row, "verdict": "regression"}
+    if high < 0 and mean < -half:
+        return {**row, "verdict": "improvement"}
+    if ruled_out(values, threshold):
+        return {**row, "verdict": "pass"}
+    detectable = math.exp(max(half, reach) + t_quantile(POWER, passes) * error)
+    return {**row, "verdict": "inconclusive", "detectable": detectable,
+            "why": f"a slowdown of {threshold:.0%} is not ruled out; this run could have detected {detectable:.2f}x"}
 
 
 def failed(rows: list[dict]) -> bool:
     return any(row["verdict"] in FAILING for row in rows)
 
 
-def format_report(rows: list[dict], baseline, candidate, threshold: float) -> str:
-    coverages = sorted({coverage_wording(row["coverage"], row["trials"]) for row in rows if "coverage" in row})
-    lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}, per benchmark the median "
-             f"of paired trial ratios with its interval (it covers with {'; '.join(coverages) or '-'}), "
-             f"threshold +{threshold:.0%}"]
+def format_report(rows: list[dict], baseline, candidate, threshold: float, seed: int, confirmed: bool) -> str:
+    coverages = sorted({f"{row['coverage']:.2%}" for row in rows if "coverage" in row})
+    lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}; seed {seed}",
+             f"  per benchmark: the mean over passes (fresh processes each) of the median log ratio of its paired "
+             f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
+             f"  REGRESSION: slower than 1 + {threshold:.0%}/2 with the interval above 1; PASS: a {threshold:.0%} "
+             f"slowdown ruled out at {1 - RULED_OUT:.0%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
+             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else "")]
     width = max((len(row["benchmark"]) for row in rows), default=10)
-    lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'steps × calls':>13}")
+    lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
+                 f"{'steps × calls':>13}")
     for row in rows:
         if "ratio" in row:
             interval = f"[{row['low']:.3f}, {row['high']:.3f}]"
-            cells = f"{row['ratio']:>7.3f}  {interval:<17} {row['steps']:>6} × {row['calls']:<4}"
+            cells = f"{row['ratio']:>7.3f}  {interval:<17} {row['passes']:>6}  {row['steps']:>6} × {row['calls']:<5}"
         else:
-            cells = f"{'-':>7}  {'':<17} {'':>13}"
+            cells = f"{'-':>7}  {'':<17} {'':>6}  {'':>13}"
         lines.append(f"  {row['benchmark']:<{width}}  {row['verdict'].upper():<12} {cells}"
                      + (f"  ({row['why']})" if row.get("why") else ""))
     counts = {}

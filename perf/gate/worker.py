@@ -3,16 +3,20 @@
 The gate (Worker, below) starts `python -m perf.gate.worker TREE` in this repository, so this tree's perf/measure
 times the solvers of TREE: another revision's worktree, or this tree under another interpreter. Requests:
 
-    {"op": "solvers"}  ->  {"solvers": {name: {device: why it cannot run here, or null}}}
+    {"op": "solvers", "only": [names] or null}
+                       ->  {"solvers": {name: {device: why it cannot run here, or null}}}
     {"op": "plan", "solver", "device", "n", "most_steps", "round_s", "probe_steps", "most_calls"}
                        ->  {"steps": …, "calls": …}          (perf.measure.solver_runs.round_plan)
-    {"op": "trial", "solver", "device", "n", "steps", "calls", "rounds"}
-                       ->  {"trial": {"setup_s", "first_run_s", "rounds_s", …}}   (perf.measure.trials.Trial)
+    {"op": "open", "solver", "device", "n", "steps", "calls"}
+                       ->  {"setup_s": …, "first_run_s": …}   a trial: a fresh setup and a warm-up at the full count
+    {"op": "round"}    ->  {"round_s": …}                     one timed round of the open trial
+    {"op": "close"}    ->  {"closed": true}                   its last answer checked, its session freed
 
-Any may answer {"missing": why} (no such solver in that version) or {"error": why} (a crash, a wrong answer, ops
-placed on another device). A trial is one fresh setup, checked in the first trial of each benchmark for where
-TensorFlow placed its ops, a warm-up and its rounds; its answer is checked against the expected one.
-Only the standard library is imported here at module level: the version's solvers must come first.
+A trial is held open so that the gate can time its rounds in turn with another version's, each round
+paired with theirs within milliseconds. The first trial of each benchmark checks where TensorFlow placed
+its ops. Any request may answer {"missing": why} (no such solver in that version) or {"error": why} (a
+crash, a wrong answer, ops placed on another device). Only the standard library is imported here at
+module level: the version's solvers must come first.
 """
 
 import importlib
@@ -21,8 +25,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict
 
 from perf.gate.versions import ROOT, GateError, Version
 from perf.measure.trials import SLOWDOWN_VARIABLE
@@ -31,20 +35,27 @@ from perf.measure.trials import SLOWDOWN_VARIABLE
 # A/A runs on this project's machine its intervals were a third narrower pinned, so a real slowdown clears them
 # sooner. README "The regression gate".
 GATE_THREADS = 1
+# Every worker runs on this one CPU (default: the last this process may use): two versions' rounds, timed in turn,
+# then share its caches and its clock, and the order in which they opened a trial stops mattering. On this
+# project's machine, free to float, the opener of a trial ran up to 1.9x faster than the other at n = 1e5 in A/A.
+CPU_VARIABLE = "FSSGD_GATE_CPU"
 
 
 def serve(tree: str) -> None:
     """Answer requests on stdin with the solvers of tree."""
+    if cpu := os.environ.get(CPU_VARIABLE):
+        os.sched_setaffinity(0, {int(cpu)})  # before TensorFlow starts its threads, which inherit it
     sys.path.insert(0, tree)  # before this tree's root: `solvers` is the version's; `perf` is this tree's, imported
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
     older_names(solvers)
     from perf.measure.solver_runs import answer_mismatch, prepared, round_plan
-    from perf.measure.trials import Trials, slowdown_of
+    from perf.measure.trials import slowed, slowdown_of, timed
     from solvers.problem import seed_problem
 
     placement_checked = set()
+    trial = {}  # the open trial: its session, its run, what the answer check needs
 
     def plan(solver, request):
         problem = seed_problem(request["n"], iterations=request["most_steps"])
@@ -53,29 +64,44 @@ def serve(tree: str) -> None:
                                  request["most_calls"])
         return {"steps": planned.steps, "calls": planned.calls}
 
-    def trial(solver, request):
+    def open_trial(solver, request):
+        close_trial()
         key, steps = (solver.name, request["device"], request["n"]), request["steps"]
-        problem = seed_problem(request["n"], iterations=steps)
         placement = None if key in placement_checked else {}
         placement_checked.add(key)
+        session = ExitStack()
+        trial.update(session=session, solver=solver, n=request["n"], steps=steps)
+        run, setup_s = session.enter_context(prepared(solver, seed_problem(request["n"], iterations=steps),
+                                                      request["device"], placement, request["calls"]))
+        trial["run"] = slowed(run, slowdown_of(solver.name))
+        return {"setup_s": setup_s, "first_run_s": timed(trial["run"], steps)}  # XLA compiles per step count
 
-        def open_run(first_trial):
-            return prepared(solver, problem, request["device"], placement, request["calls"])
+    def timed_round(request):
+        started = time.perf_counter()
+        trial["fit"] = trial["run"](trial["steps"])
+        return {"round_s": time.perf_counter() - started}
 
-        with Trials(open_run, steps, trials=1, max_rounds=request["rounds"], slowdown=slowdown_of(solver.name)) as trials:
-            fit = trials.measure()
-        if error := answer_mismatch(fit, solver, request["n"]):
+    def close_trial(request=None):
+        if not trial:
+            return {"closed": False}
+        session, fit, solver, n = trial.pop("session"), trial.pop("fit", None), trial["solver"], trial["n"]
+        trial.clear()
+        session.close()
+        if fit is not None and (error := answer_mismatch(fit, solver, n)):
             return {"error": f"wrong answer: {error}"}
-        return {"trial": asdict(trials.trials[0])}
+        return {"closed": True}
 
     def answer(request: dict) -> dict:
-        if request["op"] == "solvers":
+        if request["op"] == "solvers":  # "only": the names asked for, so that no other package is imported
             return {"solvers": {name: {device: solver.unavailable_reason(device) for device in solver.devices}
-                                for name, solver in solvers.REGISTRY.items()}}
+                                for name, solver in solvers.REGISTRY.items()
+                                if request.get("only") is None or name in request["only"]}}
+        if request["op"] in ("round", "close"):
+            return {"round": timed_round, "close": close_trial}[request["op"]](request)
         solver = solvers.REGISTRY.get(request["solver"])
         if solver is None:
             return {"missing": f"no solver {request['solver']} in this version"}
-        return {"plan": plan, "trial": trial}[request["op"]](solver, request)
+        return {"plan": plan, "open": open_trial}[request["op"]](solver, request)
 
     for line in sys.stdin:
         try:
@@ -103,6 +129,7 @@ class Worker:
         self.version = version
         env = {key: value for key, value in os.environ.items() if key != SLOWDOWN_VARIABLE}
         env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
+        env.setdefault(CPU_VARIABLE, str(max(os.sched_getaffinity(0))))
         if version.slowdown:
             env[SLOWDOWN_VARIABLE] = version.slowdown
         self.log = tempfile.TemporaryFile(mode="w+")
