@@ -40,7 +40,6 @@ class Outcome:
     # log(its round / the first version's round beside it))]; the first version has none
     log_ratios: dict = field(default_factory=dict)
     problem: str | None = None  # "missing", "new", "error: ...", "skipped: ..."
-    rounds_s: dict = field(default_factory=dict)  # version label -> every round it timed, seconds
 
 
 def listings(workers: dict, only: list[str] | None = None) -> dict:
@@ -99,7 +98,6 @@ def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Out
         if outcome.problem is None:
             planned(workers[labels[0]], outcome, profile.steps_at(outcome.key.n))
             outcome.log_ratios = {label: [] for label in labels[1:]}
-            outcome.rounds_s = {label: [] for label in labels}
     return outcomes
 
 
@@ -148,8 +146,6 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
                 outcome.problem = f"error on {label}: {reply['error']}"
     if outcome.problem:
         return
-    for label, times in rounds.items():
-        outcome.rounds_s[label].extend(times)
     for label in outcome.log_ratios:
         value = statistics.median(math.log(mine / theirs) for mine, theirs in zip(rounds[label], rounds[baseline]))
         outcome.log_ratios[label].append((pass_index, order.index(label) < order.index(baseline), value))

@@ -18,6 +18,7 @@ bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.p
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.neighbour import noisy_neighbour
-from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE
+from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, POWER, t_quantile
 from perf.gate.versions import ROOT, Version, git
 from perf.gate.worker import CPU_VARIABLE, GATE_THREADS
 from perf.measure.profiles import PROFILES
@@ -167,6 +168,28 @@ def tallies(repeats: list[dict]) -> dict:
     return found
 
 
+def pass_spreads(repeats: list[dict]) -> dict:
+    """benchmark -> the standard deviation of one pass's log ratio on identical copies, from each row's interval."""
+    squares = {}
+    for repeat in repeats:
+        for label, rows in repeat["screening"].items():
+            for name, row in rows.items():
+                if label.startswith("A/A") and "high" in row and row["passes"] > 1:
+                    reach = math.log(row["high"] / row["ratio"])
+                    error = reach / t_quantile(1 - (1 - row["coverage"]) / 2, row["passes"])
+                    squares.setdefault(name, []).append(error ** 2 * row["passes"])
+    return {name: math.sqrt(sum(values) / len(values)) for name, values in squares.items()}
+
+
+def passes_needed(spread: float, threshold: float, benchmarks: int) -> int | str:
+    """The fewest passes with which a slowdown of threshold is caught with POWER at the gate's false-alarm rate."""
+    alpha = FALSE_ALARM_RATE / benchmarks
+    for passes in range(2, 201):
+        if (t_quantile(1 - alpha, passes) + t_quantile(POWER, passes)) * spread / math.sqrt(passes) <= math.log1p(threshold):
+            return passes
+    return "more than 200"
+
+
 def analyze(out: Path) -> str:
     repeats = [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
     true = json.loads((out / "true-factors.json").read_text()) if (out / "true-factors.json").exists() else {}
@@ -182,6 +205,11 @@ def analyze(out: Path) -> str:
         else:
             least = sorted(by_benchmark.items(), key=lambda item: item[1][2] / item[1][0])[:5]
             lines.append("    least often confirmed: " + ", ".join(f"{name} {tally[2]}/{tally[0]}" for name, tally in least))
+    if spreads := pass_spreads(repeats):
+        lines.append("spread of one pass's log ratio on identical copies (RMS over them), and the passes a 10% slowdown "
+                     "needs to be caught 95% of the time at this gate's false-alarm rate, noisiest first:")
+        lines += [f"    {name} {spread:.3f}: {passes_needed(spread, 0.10, len(spreads))}"
+                  for name, spread in sorted(spreads.items(), key=lambda item: -item[1])]
     for label, rows in true.items():
         lines.append(f"true factor of the {label}: " + ", ".join(
             f"{name} {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}]" for name, row in rows.items() if "ratio" in row))
