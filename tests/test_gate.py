@@ -3,6 +3,7 @@
 import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -314,3 +315,42 @@ def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
     counted = fake_passes(lambda solver, label, index: 1e-4 * (1.5 if label == "candidate" else 1.0))
     stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, budget_s=0, progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES
+
+
+def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gates_power():
+    from perf.gate.noise_study import passes_needed
+    from perf.gate.verdict import FALSE_ALARM_RATE, POWER
+
+    spread, benchmarks, rng = 0.05, 36, random.Random(7)
+    needed = passes_needed(spread, 0.10, benchmarks)
+
+    def caught(passes):
+        draws = [[rng.gauss(math.log(1.1), spread) for _ in range(passes)] for _ in range(400)]
+        return sum(judged(values, 0.10, FALSE_ALARM_RATE / benchmarks)["verdict"] == "regression"
+                   for values in draws) / len(draws)
+
+    assert 8 < needed < 16
+    assert caught(needed) >= POWER - 0.03
+    assert caught(needed // 2) < POWER - 0.1
+
+
+def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_recovers_a_pass_spread_from_its_interval():
+    from perf.gate.noise_study import pass_spreads, tallies
+
+    values = [0.03, -0.05, 0.01, 0.06, -0.02, 0.0, 0.04, -0.07]
+    row = {**judged(values, 0.10, 0.05 / 36), "benchmark": "numpy_loop-cpu-n1000"}
+    flagged = {"verdict": "regression", "ratio": 1.2, "passes": 8}
+    repeat = {"neighbour": True,
+              "screening": {"A/A-1": {"numpy_loop-cpu-n1000": row, "tf1_callable-cpu-n1000": flagged},
+                            "code: an extra fetch every Session.run": {"tf1_feed_dict-cpu-n1000": flagged,
+                                                                       "numpy_loop-cpu-n1000": flagged},
+                            "x1.1": {"torch_eager-cpu-n1000": {"verdict": "skipped"}}},
+              "confirmation": {"A/A-1": {"tf1_callable-cpu-n1000": {"verdict": "pass"}},
+                               "code: an extra fetch every Session.run": {"tf1_feed_dict-cpu-n1000": flagged,
+                                                                          "numpy_loop-cpu-n1000": flagged}}}
+    found = tallies([repeat])
+    assert found["identical copies (A/A), noisy neighbour"]["tf1_callable-cpu-n1000"] == [1, 1, 0, 0, 0]
+    assert found["code: an extra fetch every Session.run, noisy neighbour"]["tf1_feed_dict-cpu-n1000"][:3] == [1, 1, 1]
+    assert found["benchmarks a code regression leaves alone, noisy neighbour"]["numpy_loop-cpu-n1000"][:3] == [1, 1, 1]
+    assert not any(kind.startswith("slowed") for kind in found)
+    assert pass_spreads([repeat])["numpy_loop-cpu-n1000"] == pytest.approx(statistics.stdev(values))

@@ -151,14 +151,15 @@ def kind_of(label: str, name: str) -> str:
 
 
 def tallies(repeats: list[dict]) -> dict:
-    """kind -> benchmark -> [comparisons, flagged in the screen, confirmed, improvements, inconclusive]."""
+    """kind and condition -> benchmark -> [comparisons, flagged in the screen, confirmed, improvements, inconclusive]."""
     found = {}
     for repeat in repeats:
         for label, rows in repeat["screening"].items():
             for name, row in rows.items():
                 if row["verdict"] in ("skipped", "new", "missing"):
                     continue
-                tally = found.setdefault(kind_of(label, name), {}).setdefault(name, [0, 0, 0, 0, 0])
+                kind = kind_of(label, name) + (", noisy neighbour" if repeat["neighbour"] else ", quiet")
+                tally = found.setdefault(kind, {}).setdefault(name, [0, 0, 0, 0, 0])
                 again = repeat["confirmation"].get(label, {}).get(name, {}).get("verdict")
                 tally[0] += 1
                 tally[1] += row["verdict"] == "regression"
@@ -205,11 +206,17 @@ def analyze(out: Path) -> str:
         else:
             least = sorted(by_benchmark.items(), key=lambda item: item[1][2] / item[1][0])[:5]
             lines.append("    least often confirmed: " + ", ".join(f"{name} {tally[2]}/{tally[0]}" for name, tally in least))
-    if spreads := pass_spreads(repeats):
+    conditions = {condition: spreads for condition, neighbour in (("quiet", False), ("noisy neighbour", True))
+                  if (spreads := pass_spreads([repeat for repeat in repeats if repeat["neighbour"] == neighbour]))}
+    if conditions:
         lines.append("spread of one pass's log ratio on identical copies (RMS over them), and the passes a 10% slowdown "
-                     "needs to be caught 95% of the time at this gate's false-alarm rate, noisiest first:")
-        lines += [f"    {name} {spread:.3f}: {passes_needed(spread, 0.10, len(spreads))}"
-                  for name, spread in sorted(spreads.items(), key=lambda item: -item[1])]
+                     "needs to be caught 95% of the time at this gate's false-alarm rate, noisiest first; "
+                     + ", then ".join(conditions))
+        names = {name for spreads in conditions.values() for name in spreads}
+        for name in sorted(names, key=lambda name: -max(spreads.get(name, 0) for spreads in conditions.values())):
+            cells = [f"{spreads[name]:.3f}: {passes_needed(spreads[name], 0.10, len(spreads))}" if name in spreads else "-"
+                     for spreads in conditions.values()]
+            lines.append(f"    {name} " + "; ".join(cells))
     for label, rows in true.items():
         lines.append(f"true factor of the {label}: " + ", ".join(
             f"{name} {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}]" for name, row in rows.items() if "ratio" in row))
