@@ -29,7 +29,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from perf.gate import stages
-from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, failed, format_report
+from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report
 from perf.gate.versions import GateError, Version, checked_out
 from perf.gate.worker import GATE_THREADS
 from perf.measure.profiles import PROFILES
@@ -78,8 +78,7 @@ def main(argv=None) -> int:
             fixed = dict(min_passes=options.passes, max_passes=options.passes) if options.passes else {}
             outcomes = stages.screened(versions, options.threads, solvers, options.devices.split(","), profile,
                                        options.threshold, seed, options.budget, say, **fixed)
-            rows = stages.verdicts(outcomes, candidate.label, options.threshold,
-                                   FALSE_ALARM_RATE / max(1, sum(outcome.problem is None for outcome in outcomes)))
+            rows = stages.screen_verdicts(outcomes, candidate.label, options.threshold)
             if not options.no_confirm:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
                                         seed + 1, say)

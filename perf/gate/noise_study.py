@@ -88,8 +88,7 @@ def chosen(solvers, profile):
 
 def judge(outcomes, labels, threshold: float) -> dict:
     """{variant label: {benchmark: the gate's row}}, Bonferroni over the live benchmarks as the gate is."""
-    live = max(1, sum(outcome.problem is None for outcome in outcomes))
-    return {label: {row["benchmark"]: row for row in stages.verdicts(outcomes, label, threshold, FALSE_ALARM_RATE / live)}
+    return {label: {row["benchmark"]: row for row in stages.screen_verdicts(outcomes, label, threshold)}
             for label in labels[1:]}
 
 

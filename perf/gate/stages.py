@@ -62,6 +62,12 @@ def settled(outcome: Outcome, threshold: float, min_passes: int = MIN_PASSES) ->
                for values in outcome.log_ratios.values())
 
 
+def screen_verdicts(outcomes: list[Outcome], candidate: str, threshold: float) -> list[dict]:
+    """The screen's verdicts, at FALSE_ALARM_RATE over its live benchmarks (Bonferroni)."""
+    live = max(1, sum(outcome.problem is None for outcome in outcomes))
+    return verdicts(outcomes, candidate, threshold, FALSE_ALARM_RATE / live)
+
+
 def verdicts(outcomes: list[Outcome], candidate: str, threshold: float, alpha: float) -> list[dict]:
     rows = []
     for outcome in outcomes:
