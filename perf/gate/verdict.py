@@ -30,11 +30,16 @@ def t_quantile(probability: float, passes: int) -> float:
     return float(t.ppf(probability, passes - 1))
 
 
+def mean_and_error(values: list[float]) -> tuple[float, float]:
+    """The per-pass log ratios' mean and its standard error."""
+    return statistics.mean(values), statistics.stdev(values) / math.sqrt(len(values))
+
+
 def ruled_out(values: list[float], threshold: float) -> bool:
     """Whether these per-pass log ratios rule out a slowdown of threshold, one-sided at RULED_OUT."""
     if len(values) < 2:
         return False
-    mean, error = statistics.mean(values), statistics.stdev(values) / math.sqrt(len(values))
+    mean, error = mean_and_error(values)
     return mean + t_quantile(1 - RULED_OUT, len(values)) * error < math.log1p(threshold)
 
 
@@ -43,7 +48,7 @@ def judged(values: list[float], threshold: float, alpha: float) -> dict:
     passes = len(values)
     if passes < 2:
         return {"verdict": "inconclusive", "passes": passes, "why": "fewer than two passes"}
-    mean, error = statistics.mean(values), statistics.stdev(values) / math.sqrt(passes)
+    mean, error = mean_and_error(values)
     reach = t_quantile(1 - alpha, passes) * error
     low, high, limit, half = mean - reach, mean + reach, math.log1p(threshold), math.log1p(threshold / 2)
     row = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
