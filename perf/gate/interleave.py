@@ -39,6 +39,8 @@ class Outcome:
     # version label -> [(pass, opened before the first version, median over the trial's rounds of
     # log(its round / the first version's round beside it))]; the first version has none
     log_ratios: dict = field(default_factory=dict)
+    # version label -> [(pass, the median of the trial's rounds in seconds)]; every version has them
+    round_s: dict = field(default_factory=dict)
     problem: str | None = None  # "missing", "new", "error: ...", "skipped: ..."
 
 
@@ -112,10 +114,10 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
         trial(workers, labels[first:] + labels[:first], labels[0], outcome, pass_index)
 
 
-def started_for_pass(versions: list, threads: int, pass_index: int):
-    """Fresh workers, started in an order that turns from pass to pass."""
+def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):
+    """Fresh workers with these solvers imported (default: all), started in an order that turns from pass to pass."""
     turn = pass_index % len(versions)
-    return started(versions[turn:] + versions[:turn], threads)
+    return started(versions[turn:] + versions[:turn], threads, solvers)
 
 
 def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass_index: int) -> None:
@@ -146,6 +148,8 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
                 outcome.problem = f"error on {label}: {reply['error']}"
     if outcome.problem:
         return
+    for label in order:
+        outcome.round_s.setdefault(label, []).append((pass_index, statistics.median(rounds[label])))
     for label in outcome.log_ratios:
         value = statistics.median(math.log(mine / theirs) for mine, theirs in zip(rounds[label], rounds[baseline]))
         outcome.log_ratios[label].append((pass_index, order.index(label) < order.index(baseline), value))

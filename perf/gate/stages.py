@@ -32,7 +32,9 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, passe
                   and (still_open is None or still_open(outcome, pass_index, time.perf_counter() - began))]
         if pass_index and not active:
             break
-        with started_for_pass(versions, threads, pass_index) as workers:
+        keys = [outcome.key for outcome in active] if pass_index else benchmarks
+        solvers = None if callable(keys) else sorted({key.solver for key in keys})  # None: every solver
+        with started_for_pass(versions, threads, pass_index, solvers) as workers:
             if not pass_index:
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers) if callable(benchmarks) else benchmarks,
                                                       profile)

@@ -1,7 +1,9 @@
 """The gate's worker protocol: a process per version, one JSON request per line in, one JSON reply per line out.
 
-The gate (Worker, below) starts `python -m perf.gate.worker TREE` in this repository, so this tree's perf/measure
-times the solvers of TREE: another revision's worktree, or this tree under another interpreter. Requests:
+The gate (Worker, below) starts `python -m perf.gate.worker TREE [SOLVER ...]` in this repository, so this tree's
+perf/measure times the solvers of TREE: another revision's worktree, or this tree under another interpreter. The
+worker first imports the named solvers (all, when none are named) and the packages they need, on any CPU, so that
+the workers of a pass start in parallel; then it pins itself to its CPU and serves. Requests:
 
     {"op": "solvers", "only": [names] or null}
                        ->  {"solvers": {name: {device: why it cannot run here, or null}}}
@@ -41,15 +43,16 @@ GATE_THREADS = 1
 CPU_VARIABLE = "FSSGD_GATE_CPU"
 
 
-def serve(tree: str) -> None:
-    """Answer requests on stdin with the solvers of tree."""
-    if cpu := os.environ.get(CPU_VARIABLE):
-        os.sched_setaffinity(0, {int(cpu)})  # before TensorFlow starts its threads, which inherit it
+def serve(tree: str, preload: list[str]) -> None:
+    """Answer requests on stdin with the solvers of tree, those named in preload (default: all) imported first."""
     sys.path.insert(0, tree)  # before this tree's root: `solvers` is the version's; `perf` is this tree's, imported
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
     older_names(solvers)
+    imported(solvers, preload or list(solvers.REGISTRY))
+    if cpu := os.environ.get(CPU_VARIABLE):
+        pinned(int(cpu))
     from perf.measure.solver_runs import answer_mismatch, prepared, round_plan
     from perf.measure.trials import slowed, slowdown_of, timed
     from solvers.problem import seed_problem
@@ -111,6 +114,26 @@ def serve(tree: str) -> None:
         print(json.dumps(reply), flush=True)
 
 
+def imported(solvers, names: list[str]) -> None:
+    """The modules of the named solvers that can run here, and the packages they need: imports that take seconds
+    (TensorFlow's), done before the worker is pinned, while the other workers of its pass import theirs."""
+    for name in names:
+        solver = solvers.REGISTRY.get(name)
+        try:
+            if solver is not None and not solver.unavailable_reason("cpu"):
+                for module in (*solver.needs, f"solvers.{name}"):
+                    importlib.import_module(module)
+        except Exception:  # a broken solver module fails its own trials, with the error, not the whole worker
+            pass
+
+
+def pinned(cpu: int) -> None:
+    """Every thread of this process on cpu alone. The imports start no thread that computes (TensorFlow's pools
+    start with its first session), but pinning them all leaves none to float, and every later thread inherits."""
+    for thread in os.listdir("/proc/self/task"):
+        os.sched_setaffinity(int(thread), {cpu})
+
+
 def older_names(solvers) -> None:
     """A version from before the expected-answer rename (solvers/reference.py, Solver.reference), under today's names."""
     try:
@@ -125,15 +148,15 @@ def older_names(solvers) -> None:
 class Worker:
     """The gate's end of one version's worker process."""
 
-    def __init__(self, version: Version, threads: int):
+    def __init__(self, version: Version, threads: int, preload: list[str] | None = None):
         self.version = version
         env = {key: value for key, value in os.environ.items() if key != SLOWDOWN_VARIABLE}
         env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
         env.setdefault(CPU_VARIABLE, str(max(os.sched_getaffinity(0))))
-        if version.slowdown:
-            env[SLOWDOWN_VARIABLE] = version.slowdown
+        env.update(version.env)
         self.log = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen([version.python, "-m", "perf.gate.worker", str(version.tree)], cwd=ROOT,
+        self.process = subprocess.Popen([version.python, "-m", "perf.gate.worker", str(version.tree), *(preload or ())],
+                                        cwd=ROOT,
                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                         text=True)
 
@@ -161,16 +184,17 @@ class Worker:
 
 
 @contextmanager
-def started(versions: list[Version], threads: int):
-    """A worker per version, label -> Worker, closed on the way out."""
+def started(versions: list[Version], threads: int, preload: list[str] | None = None):
+    """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
+    the way out."""
     with ExitStack() as stack:
         workers = {}
         for version in versions:
-            worker = Worker(version, threads)
+            worker = Worker(version, threads, preload)
             stack.callback(worker.close)
             workers[version.label] = worker
         yield workers
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], sys.argv[2:])
