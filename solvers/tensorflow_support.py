@@ -114,6 +114,25 @@ def threads_setting(count: int) -> str:
     return "TF default" if count == 0 else f"pinned to {count}"
 
 
+ONEDNN_VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
+
+
+def onednn_setting(variables=os.environ) -> str:
+    """How oneDNN is set, as tables read it: by TF_ENABLE_ONEDNN_OPTS, or left to TensorFlow, which turns it on
+    by default (2.9 on, Linux x86) where the CPU has the instructions it is tuned for."""
+    value = variables.get(ONEDNN_VARIABLE)
+    return "TF default" if value is None else f"{ONEDNN_VARIABLE}={value}"
+
+
+def onednn_enabled() -> bool | None:
+    """Whether this process's TensorFlow runs oneDNN's ops, as TensorFlow decided it; None where it cannot say."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:
+        return None
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
 def session_config():
     """Strict placement (an op that cannot run where asked fails) and the thread setting (0: TensorFlow's)."""
     tf = import_tensorflow()

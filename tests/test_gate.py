@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -18,9 +19,11 @@ from perf.gate.neighbour import noisy_neighbour
 from perf.gate.stages import verdicts
 from perf.gate.verdict import failed, judged, ruled_out
 from perf.gate.versions import ROOT, GateError, Version, checked_out
-from perf.gate.worker import started
+from perf.gate.worker import CPU_VARIABLE, started
 from perf.measure.profiles import PROFILES
 from perf.report.rows import Key
+from solvers import tensorflow_support
+from solvers.tensorflow_support import onednn_setting
 
 QUICK = PROFILES["quick"]
 
@@ -171,19 +174,23 @@ def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version
 
 @pytest.fixture
 def fake_passes(monkeypatch):
-    """stages' passes on fake workers: each fresh pass gets new fakes answering with these round times."""
+    """stages' passes on fake workers: each fresh pass gets new fakes answering with these round times. Returns
+    the passes' indices; imported (below) gets the solvers each pass's workers were told to import first."""
     counted = []
 
     def use(seconds):
         @contextmanager
-        def started_for_pass(versions, threads, pass_index):
+        def started_for_pass(versions, threads, pass_index, solvers=None):
             counted.append(pass_index)
+            imported.append(solvers)
             yield fakes(cpu_only("numpy_loop", "numpy_lean"), baseline={"seconds": seconds},
                         candidate={"seconds": seconds})
 
         monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
         return counted
 
+    imported = []
+    use.imported = imported
     return use
 
 
@@ -208,6 +215,9 @@ def test_a_slowed_benchmark_is_measured_to_the_most_passes_then_confirmed_alone(
     outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, progress=lambda text: None,
                                max_passes=12)
     assert len(counted) == 12  # past MIN_PASSES only numpy_lean, never ruled out, until max_passes (within the budget)
+    # The first pass's workers import every solver (the benchmarks come from their listings), the later ones only
+    # the solvers of the benchmarks still measured.
+    assert fake_passes.imported == [None] + [["numpy_lean", "numpy_loop"]] * 7 + [["numpy_lean"]] * 4
     assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [stages.MIN_PASSES] * 2 + [12] * 2
     rows = stages.verdicts(outcomes, "candidate", 0.10, 0.05 / 4)
     verdict = {row["benchmark"]: row["verdict"] for row in rows}
@@ -247,6 +257,19 @@ def test_a_spec_that_names_nothing_is_refused_with_what_it_may_be():
 
 
 @pytest.mark.e2e
+@pytest.mark.skipif(tensorflow_support.unavailable_reason() is not None, reason="needs TensorFlow")
+def test_a_worker_imports_first_then_pins_every_thread_its_sessions_start_to_its_cpu(monkeypatch):
+    monkeypatch.setenv(CPU_VARIABLE, "0")  # every machine has a CPU 0
+    with started([Version("candidate", "the working tree", ROOT, sys.executable)], 1, ["tf1_callable"]) as workers:
+        worker = workers["candidate"]
+        worker.ask({"op": "open", "solver": "tf1_callable", "device": "cpu", "n": 1000, "steps": 10, "calls": 1})
+        threads = list(Path(f"/proc/{worker.process.pid}/task").iterdir())
+        allowed = {(thread / "status").read_text().split("Cpus_allowed_list:")[1].split()[0] for thread in threads}
+        worker.ask({"op": "close"})
+    assert len(threads) > 1 and allowed == {"0"}  # TensorFlow's pools, started by the session, and the main thread
+
+
+@pytest.mark.e2e
 def test_the_worker_says_per_solver_and_device_why_it_cannot_run_and_times_a_trial_round_by_round():
     import solvers
 
@@ -276,8 +299,10 @@ def test_end_to_end_a_gross_injected_slowdown_fails_the_gate_confirmed_and_named
     assert {row["verdict"] for row in report["rows"]} == {"regression"} and report["seed"] == 5
     assert all(row["why"].startswith("confirmed") for row in report["rows"])
     assert "numpy_lean-cpu-n1000" in result.stdout and "gate FAILED: 2 regression" in result.stdout
-    assert "slowed by *=4" in report["candidate"] and "HEAD (" in report["baseline"]
+    assert "with FSSGD_SLOWDOWN=*=4" in report["candidate"] and "HEAD (" in report["baseline"]
     assert "seed 5 (--seed 5 replays it)" in result.stderr
+    setting = onednn_setting(os.environ)  # the gate's, which both versions inherit
+    assert report["onednn"] == {"baseline": setting, "candidate": setting} and f"oneDNN: baseline {setting}" in result.stdout
 
 
 def test_end_to_end_identical_versions_compare_every_benchmark_with_a_ratio(run_gate):

@@ -342,7 +342,10 @@ def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_pat
     default = write(tmp_path / "default.json", result_document(step_run(STEP_RATIOS), threads=0))
     # Pinned: the Session.run call costs 60 µs more (tf1_constant_no_loss and everything built on it).
     pinned_ratios = {solver: ratio + (6.0 if solver != "tf1_while_loop" else 0.0) for solver, ratio in STEP_RATIOS.items()}
-    pinned = write(tmp_path / "pinned.json", result_document(step_run(pinned_ratios), threads=1))
+    pinned_document = result_document(step_run(pinned_ratios), threads=1)
+    pinned_document["machine_info"]["fssgd"]["onednn_setting"] = "TF_ENABLE_ONEDNN_OPTS=0"
+    pinned_document["machine_info"]["fssgd"]["tensorflow"]["onednn"] = False
+    pinned = write(tmp_path / "pinned.json", pinned_document)
     out = tmp_path / "out"
     assert main([str(default), str(pinned), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
@@ -350,7 +353,9 @@ def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_pat
     assert "| Session.run call | 120 | 180 |" in text
     assert "| feed_dict copies | 100 | 100 |" in text
     assert "| whole step (`tf1_feed_dict`) | 300 | 360 |" in text
-    assert "threads TF default, NumPy" in text and "threads pinned to 1, NumPy" in text
+    # What each run recorded of oneDNN: nothing in the first (as in runs from before it was recorded).
+    assert "threads TF default, oneDNN ?, NumPy" in text
+    assert "threads pinned to 1, oneDNN TF_ENABLE_ONEDNN_OPTS=0 (off), NumPy" in text
 
 
 def test_without_arguments_it_reports_the_newest_run_saved_for_this_environment(tmp_path, monkeypatch, capsys):

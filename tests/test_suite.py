@@ -1,6 +1,7 @@
 """The benchmark suite end to end: ids, skips that say why, options, xdist, storage, and TensorFlow absent."""
 
 import json
+import os
 
 import pytest
 
@@ -8,6 +9,7 @@ import solvers
 from perf.measure import environment
 from perf.measure.profiles import PROFILES
 from perf.report.tables import number
+from solvers import tensorflow_support
 
 
 def test_ids_read_solver_device_size(run_perf):
@@ -107,6 +109,7 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert run["machine_info"]["fssgd"]["threads_setting"] == "TF default"
     assert run["machine_info"]["fssgd"]["cpus_available"] >= 1
     assert run["machine_info"]["fssgd"]["numpy"]
+    assert run["machine_info"]["fssgd"]["onednn_setting"] == tensorflow_support.onednn_setting(os.environ)
     bench = {b["name"]: b for b in run["benchmarks"]}["test_fssgd[numpy_loop-cpu-n1000]"]
     assert bench["group"] == "n=1000"
     info = bench["extra_info"]
@@ -126,7 +129,7 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     output = result.stdout.str()
     assert output.index("fssgd-bench: the answer for this run") > output.index("benchmark 'n=1000'")
     result.stdout.fnmatch_lines([
-        "Per step, profile quick, *NumPy *, threads: TF default. × numpy_loop: the median of the trials' paired ratios*",
+        "Per step, profile quick, *NumPy *, threads: TF default*. × numpy_loop: the median of the trials' paired ratios*",
         f"numpy_lean * {number(paired['per_iteration_us'])} *{number(ratio['ratio'])} (* to *)*",
     ])
 

@@ -60,3 +60,18 @@ def test_solvers_used_from_python_start_tensorflow_quietly(level):
                      "with solvers.get('tf1_feed_dict').prepare(seed_problem(100, 5), 'cpu') as run:\n"
                      "    run()\n", **({"TF_CPP_MIN_LOG_LEVEL": level} if level else {}))
     assert ours == ""
+
+
+def test_the_onednn_setting_reads_as_the_variable_or_tensorflows_default():
+    assert tensorflow_support.onednn_setting({}) == "TF default"
+    assert tensorflow_support.onednn_setting({"TF_ENABLE_ONEDNN_OPTS": "0"}) == "TF_ENABLE_ONEDNN_OPTS=0"
+
+
+@pytest.mark.skipif(tensorflow_support.unavailable_reason() is not None, reason="needs TensorFlow")
+@pytest.mark.parametrize("value, enabled", [("0", False), ("1", True)])
+def test_what_tensorflow_decided_about_onednn_follows_the_variable(value, enabled):
+    # In a fresh process: TensorFlow reads the variable once, when it starts.
+    script = "import tensorflow; from solvers import tensorflow_support as t; print(t.onednn_enabled())"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": value, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.stdout.strip().splitlines()[-1] == str(enabled), result.stderr[-500:]

@@ -29,7 +29,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from perf.gate import stages
-from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report
+from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report, onednn_settings
 from perf.gate.versions import GateError, Version, checked_out
 from perf.gate.worker import GATE_THREADS
 from perf.measure.profiles import PROFILES
@@ -71,8 +71,7 @@ def main(argv=None) -> int:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
             candidate = stack.enter_context(checked_out(options.candidate, "candidate"))
             if options.candidate_slowdown:
-                candidate = Version(candidate.label, f"{candidate.description}, slowed by {options.candidate_slowdown}",
-                                    candidate.tree, candidate.python, options.candidate_slowdown)
+                candidate = candidate.with_env(**{SLOWDOWN_VARIABLE: options.candidate_slowdown})
             versions = [baseline, candidate]
             solvers = options.solvers.split(",") if options.solvers else None
             fixed = dict(min_passes=options.passes, max_passes=options.passes) if options.passes else {}
@@ -90,6 +89,7 @@ def main(argv=None) -> int:
         options.json.write_text(json.dumps({
             "baseline": baseline.description, "candidate": candidate.description, "threshold": options.threshold,
             "seed": seed, "rows": rows,
+            "onednn": {version.label: setting for version, setting in onednn_settings(baseline, candidate)},
             "passes": {outcome.key.name: outcome.log_ratios for outcome in outcomes},
         }, indent=1))
     return FAILED if failed(rows) else 0

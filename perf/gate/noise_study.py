@@ -31,6 +31,7 @@ from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, POWER, t_quan
 from perf.gate.versions import ROOT, Version, git
 from perf.gate.worker import CPU_VARIABLE, GATE_THREADS
 from perf.measure.profiles import PROFILES
+from perf.measure.trials import SLOWDOWN_VARIABLE
 from solvers.tensorflow_support import threads_argument
 
 CONTROL = "control"
@@ -72,8 +73,8 @@ def variants(options, stack: ExitStack) -> list[Version]:
     """The control first, then the identical copies, the slowed copies and the code regressions."""
     versions = [Version(CONTROL, "the working tree", ROOT, sys.executable)]
     versions += [Version(f"A/A-{copy + 1}", "the working tree", ROOT, sys.executable) for copy in range(options.identical)]
-    versions += [Version(f"x{factor:g}", f"the working tree, slowed by {factor:g}", ROOT, sys.executable, f"*={factor:g}")
-                 for factor in options.slowdowns]
+    versions += [Version(f"x{factor:g}", "the working tree", ROOT, sys.executable).with_env(
+        **{SLOWDOWN_VARIABLE: f"*={factor:g}"}) for factor in options.slowdowns]
     if options.code_regressions:
         versions += [stack.enter_context(code_regression(name, path, old, new))
                      for name, path, old, new, _ in CODE_REGRESSIONS]
@@ -119,7 +120,7 @@ def record(repeat: int, out: Path, options) -> Path:
     path = out / f"repeat-{repeat:02d}.json"
     path.write_text(json.dumps({"threshold": options.threshold, "neighbour": options.neighbour, "passes": options.passes,
                                 "screening": screening, "confirmation": confirmation,
-                                "factors": {version.label: version.slowdown for version in versions}}, indent=1))
+                                "factors": {version.label: dict(version.env).get(SLOWDOWN_VARIABLE, "") for version in versions}}, indent=1))
     return path
 
 

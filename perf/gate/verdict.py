@@ -15,7 +15,10 @@ not the round, is the unit, so the interval holds whatever a process carries for
 """
 
 import math
+import os
 import statistics
+
+from solvers.tensorflow_support import onednn_setting
 
 DEFAULT_THRESHOLD = 0.10
 FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
@@ -64,6 +67,11 @@ def judged(values: list[float], threshold: float, alpha: float) -> dict:
             "why": f"a slowdown of {threshold:.0%} is not ruled out; this run could have detected {detectable:.2f}x"}
 
 
+def onednn_settings(*versions) -> list[tuple]:
+    """(version, how its workers have oneDNN set): the gate's environment, then the version's own."""
+    return [(version, onednn_setting({**os.environ, **dict(version.env)})) for version in versions]
+
+
 def failed(rows: list[dict]) -> bool:
     return any(row["verdict"] in FAILING for row in rows)
 
@@ -75,7 +83,8 @@ def format_report(rows: list[dict], baseline, candidate, threshold: float, seed:
              f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
              f"  REGRESSION: slower than 1 + {threshold:.0%}/2 with the interval above 1; PASS: a {threshold:.0%} "
              f"slowdown ruled out at {1 - RULED_OUT:.0%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
-             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else "")]
+             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
+             "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))]
     width = max((len(row["benchmark"]) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
                  f"{'steps × calls':>13}")

@@ -21,7 +21,14 @@ class Version:
     description: str  # what it is: a revision and its commit, the working tree, an interpreter
     tree: Path  # where its solvers are
     python: str
-    slowdown: str = ""  # FSSGD_SLOWDOWN for this version's worker: test tooling, empty by default
+    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS, or
+    # FSSGD_SLOWDOWN (test tooling). The gate's own environment is every version's otherwise.
+    env: tuple[tuple[str, str], ...] = ()
+
+    def with_env(self, **variables) -> "Version":
+        settings = ", ".join(f"{name}={value}" for name, value in variables.items())
+        return Version(self.label, f"{self.description}, with {settings}", self.tree, self.python,
+                       self.env + tuple(variables.items()))
 
 
 def git(*args, cwd=ROOT) -> str:
@@ -33,7 +40,19 @@ def git(*args, cwd=ROOT) -> str:
 
 @contextmanager
 def checked_out(spec: str, label: str):
-    """The Version that spec names; a revision is checked out in a temporary worktree for the duration."""
+    """The Version that spec names, `SPEC[:NAME=VALUE,...]` with environment variables for its workers (the same
+    interpreter with oneDNN on and off); a revision is checked out in a temporary worktree for the duration."""
+    spec, _, settings = spec.partition(":")
+    try:
+        variables = dict(setting.split("=", 1) for setting in settings.split(",") if setting)
+    except ValueError:
+        raise GateError(f"{settings!r}: environment settings are NAME=VALUE, comma-separated") from None
+    with plain_checked_out(spec, label) as version:
+        yield version.with_env(**variables) if variables else version
+
+
+@contextmanager
+def plain_checked_out(spec: str, label: str):
     if spec == ".":
         yield Version(label, "the working tree", ROOT, sys.executable)
         return

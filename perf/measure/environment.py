@@ -88,6 +88,8 @@ def describe(profile: str) -> dict:
         "threads_setting": tensorflow_support.threads_setting(tensorflow_support.threads()),
         # What TensorFlow's defaults size their thread pools from.
         "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        # TensorFlow's oneDNN ops, like its threads, change a step's cost (README "oneDNN").
+        "onednn_setting": tensorflow_support.onednn_setting(),
         "thread_variables": {
             name: os.environ[name]
             for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
@@ -106,6 +108,7 @@ def describe(profile: str) -> dict:
             tf = sys.modules["tensorflow"]
             build = tf.sysconfig.get_build_info()
             info["tensorflow"].update(
-                cuda=build.get("cuda_version"), cudnn=build.get("cudnn_version"), gpus=list(tensorflow_support.gpu_names())
+                cuda=build.get("cuda_version"), cudnn=build.get("cudnn_version"), gpus=list(tensorflow_support.gpu_names()),
+                onednn=tensorflow_support.onednn_enabled(),
             )
     return info

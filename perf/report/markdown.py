@@ -124,7 +124,7 @@ def run_line(letter: str, run: Run) -> str:
     if commit.get("id"):
         details.append(f"commit {commit['id'][:7]}" + (" (dirty)" if commit.get("dirty") else ""))
     details.append(f"CPU {fssgd.get('cpu_model') or (info.get('cpu') or {}).get('brand_raw', '?')}")
-    details.append(f"threads {run.threads}, NumPy {fssgd.get('numpy', '?')}")
+    details.append(f"threads {run.threads}, oneDNN {run.onednn}, NumPy {fssgd.get('numpy', '?')}")
     if fssgd.get("slowdown"):
         details.append(f"**slowed on purpose: FSSGD_SLOWDOWN={fssgd['slowdown']}**")
     return f"- **{letter}**: {run.label} — " + ", ".join(details)

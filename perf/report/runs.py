@@ -10,6 +10,12 @@ from perf.report.rows import Key, Row, rows_of
 from solvers.tensorflow_support import threads_setting
 
 
+def onednn(fssgd: dict) -> str:
+    """The oneDNN setting a run recorded and, where TensorFlow said, whether it was on ('?' in older runs)."""
+    enabled = (fssgd.get("tensorflow") or {}).get("onednn")
+    return fssgd.get("onednn_setting", "?") + ("" if enabled is None else f" ({'on' if enabled else 'off'})")
+
+
 class RunError(Exception):
     """A file that is not a usable pytest-benchmark run; the message is the one-line reason, without the path."""
 
@@ -62,6 +68,10 @@ class Run:
     def threads(self) -> str:
         threads = self.fssgd.get("threads")
         return threads_setting(threads) if isinstance(threads, int) else "?"
+
+    @property
+    def onednn(self) -> str:
+        return onednn(self.fssgd)
 
     @property
     def label(self) -> str:

@@ -4,6 +4,7 @@ from perf.measure import environment
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
 from perf.report.rows import rows_of
+from perf.report.runs import onednn
 from perf.report.tables import (DECOMPOSITION_HEADER, aligned, decomposition_cells, interval_caption, number,
                                 with_interval)
 from solvers import tensorflow_support
@@ -17,6 +18,7 @@ def setting(profile: str) -> str:
         versions["tensorflow"] and f"TensorFlow {versions['tensorflow']}",
         f"NumPy {versions['numpy']}",
         f"threads: {tensorflow_support.threads_setting(tensorflow_support.threads())}",
+        versions["tensorflow"] and f"oneDNN: {onednn(fssgd)}",
         fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
     ]))
 
