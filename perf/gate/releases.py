@@ -1,0 +1,257 @@
+"""The answer across TensorFlow releases: each part of a step per release, timed side by side with the gate's passes.
+
+    tox -e tf212-cpu,tf213-cpu,...,tf221-cpu --notest              # an environment per release (tox.ini)
+    python -m perf.gate.releases .tox/tf2*-cpu/bin/python           # -> docs/results/tf-releases/
+    python -m perf.gate.releases .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=1 \\
+        --out docs/results/onednn                                   # one release, oneDNN off and on
+
+A version is an interpreter that runs this working tree, with environment variables for its workers after a
+colon (perf/gate/versions.py). Every pass starts fresh workers for all the versions and times each benchmark's
+rounds in turn across them all (perf/gate/interleave.py), so that every release lives through the same states
+of the machine. Per benchmark and version: µs per step, the ratio to the first version (the mean over passes of
+the paired log ratio), and the ratio to numpy_loop in the same version; per version, the parts of a
+tf1_feed_dict step (perf/report/analysis.py STEP_PARTS), each the difference of two benchmarks' µs per step in
+the same pass. Every interval is Student's t over the passes, at 95% for each cell on its own.
+"""
+
+import argparse
+import json
+import math
+import random
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from datetime import datetime, timezone
+from pathlib import Path
+
+from perf.gate import stages
+from perf.gate.verdict import mean_and_error, t_quantile
+from perf.gate.versions import GateError, Version, checked_out
+from perf.gate.worker import GATE_THREADS
+from perf.measure import TIMING_REFERENCE, environment
+from perf.measure.profiles import PROFILES
+from perf.report.analysis import OTHER_WAY_ROUND, REMAINDER, STEP_PARTS, WHOLE_STEP
+from perf.report.rows import Key
+from perf.report.statistics import Interval
+from perf.report.tables import markdown, number, with_interval
+from solvers.tensorflow_support import onednn_setting
+
+REFERENCE_SOLVER = TIMING_REFERENCE[0]
+PART_SOLVERS = sorted({name for _, *names in STEP_PARTS + OTHER_WAY_ROUND for name in names if name})
+OTHER_WAYS = ("tf1_callable", "tf2_eager", "tf2_function", "tf2_function_xla")
+SOLVERS = (WHOLE_STEP, *[name for name in PART_SOLVERS if name != WHOLE_STEP], *OTHER_WAYS, REFERENCE_SOLVER)
+CONFIDENCE = 0.95
+DEFAULT_OUT = Path("docs/results/tf-releases")
+# Read by each interpreter itself, without importing TensorFlow.
+VERSIONS_SCRIPT = """
+import importlib.metadata as metadata, json
+found = {}
+for name in ("tensorflow-cpu", "tensorflow", "numpy"):
+    try:
+        found.setdefault("numpy" if name == "numpy" else "tensorflow", metadata.version(name))
+    except metadata.PackageNotFoundError:
+        pass
+print(json.dumps(found))
+"""
+
+
+def packages_of(version: Version) -> dict:
+    """{"tensorflow": ..., "numpy": ...} as installed for the version's interpreter."""
+    result = subprocess.run([version.python, "-c", VERSIONS_SCRIPT], capture_output=True, text=True)
+    if result.returncode:
+        raise GateError(f"{version.python} cannot say what it has installed: {result.stderr.strip()[-300:]}")
+    return json.loads(result.stdout)
+
+
+def labelled(versions: list[Version]) -> list[tuple[Version, dict]]:
+    """Each version relabelled by its TensorFlow release and settings ('TF 2.12.1', 'TF 2.21.0 TF_ENABLE_…=0'),
+    with its packages; the same label twice is numbered."""
+    found, seen = [], {}
+    for version in versions:
+        packages = packages_of(version)
+        label = " ".join([f"TF {packages.get('tensorflow', 'none')}"] + [f"{name}={value}" for name, value in version.env])
+        seen[label] = seen.get(label, 0) + 1
+        label += f" #{seen[label]}" if seen[label] > 1 else ""
+        found.append((Version(label, version.description, version.tree, version.python, version.env), packages))
+    return found
+
+
+def t_interval(values: list[float], transform=lambda value: value) -> Interval | None:
+    """The mean of per-pass values with its Student t interval at CONFIDENCE, through transform (exp for logs)."""
+    if len(values) < 2:
+        return None
+    mean, error = mean_and_error(values)
+    reach = t_quantile(1 - (1 - CONFIDENCE) / 2, len(values)) * error
+    return Interval(transform(mean), transform(mean - reach), transform(mean + reach), CONFIDENCE)
+
+
+def per_pass_us(outcome, label: str) -> dict[int, float]:
+    """pass -> the median round's µs per step of the version in that pass."""
+    work = outcome.steps * outcome.calls
+    return {pass_index: seconds * 1e6 / work for pass_index, seconds in outcome.round_s.get(label, [])}
+
+
+def analysed(outcomes, labels: list[str]) -> dict:
+    """{n: {label: {"benchmarks": {solver: cells}, "parts": {part: Interval}}}} from the passes' outcomes."""
+    by_key = {outcome.key: outcome for outcome in outcomes if outcome.problem is None}
+    found = {}
+    for n in sorted({key.n for key in by_key}):
+        for label in labels:
+            us = {key.solver: per_pass_us(outcome, label) for key, outcome in by_key.items() if key.n == n}
+            reference = us.get(REFERENCE_SOLVER, {})
+            benchmarks = {}
+            for key, outcome in by_key.items():
+                if key.n != n:
+                    continue
+                mine = us[key.solver]
+                base = [value for *_, value in outcome.log_ratios.get(label, [])]
+                benchmarks[key.solver] = {
+                    "us": t_interval(list(mine.values())),
+                    "to_first": Interval(1.0, 1.0, 1.0) if label == labels[0] else t_interval(base, math.exp),
+                    "to_reference": t_interval([math.log(value / reference[p]) for p, value in mine.items()
+                                                if p in reference], math.exp),
+                }
+            found.setdefault(n, {})[label] = {"benchmarks": benchmarks, "parts": parts_of(us)}
+    return found
+
+
+def parts_of(us: dict[str, dict[int, float]]) -> dict[str, Interval]:
+    """Each part of a tf1_feed_dict step: the per-pass difference of its two benchmarks, over the passes."""
+    def difference(minuend, subtrahend):
+        if minuend not in us or (subtrahend and subtrahend not in us):
+            return None
+        return {p: value - (us[subtrahend][p] if subtrahend else 0.0) for p, value in us[minuend].items()
+                if not subtrahend or p in us[subtrahend]}
+
+    parts, per_pass = {}, {}
+    for part, minuend, subtrahend in STEP_PARTS + OTHER_WAY_ROUND:
+        if (values := difference(minuend, subtrahend)) is not None:
+            per_pass[part], parts[part] = values, t_interval(list(values.values()))
+    other_loss, loss = per_pass.get(OTHER_WAY_ROUND[0][0]), per_pass.get(STEP_PARTS[0][0])
+    if other_loss and loss:  # whole − the parts, term by term, as perf/report/analysis.py takes it
+        parts[REMAINDER] = t_interval([other_loss[p] - loss[p] for p in other_loss if p in loss])
+    return parts
+
+
+def ratio_cell(cells: dict) -> str:
+    to_first = cells["to_first"]
+    if to_first is None:
+        return f"{number(cells['us'].value)} µs"
+    exact = to_first.low == to_first.high
+    return f"{number(cells['us'].value)} µs, ×{to_first.value:.2f}" + ("" if exact else f" ({to_first.low:.2f}–{to_first.high:.2f})")
+
+
+def rendered(found: dict, labels: list[str], header: list[str]) -> str:
+    lines = header + [
+        f"Each cell: the mean over passes with its {CONFIDENCE:.0%} Student t interval over the passes (fresh "
+        f"processes each), for that cell alone. ×: the ratio to {labels[0]}, from the rounds paired in turn with it.", ""]
+    for n, by_label in found.items():
+        first = by_label[labels[0]]
+        names = [part for part in first["parts"]]
+        lines += [f"## The parts of a `{WHOLE_STEP}` step at n = {n:,}: µs per step", ""]
+        rows = [[label, with_interval(by_label[label]["benchmarks"][WHOLE_STEP]["us"])
+                 if WHOLE_STEP in by_label[label]["benchmarks"] else "—"]
+                + [with_interval(by_label[label]["parts"].get(name)) for name in names] for label in labels]
+        lines += markdown(["release", f"whole (`{WHOLE_STEP}`)"] + names, rows)
+        lines += [f"## Each benchmark at n = {n:,}: µs per step and × {labels[0]}", ""]
+        solvers = [name for name in SOLVERS if name in first["benchmarks"]]
+        rows = [[label] + [ratio_cell(by_label[label]["benchmarks"][name]) if name in by_label[label]["benchmarks"]
+                           else "—" for name in solvers] for label in labels]
+        lines += markdown(["release"] + [f"`{name}`" for name in solvers], rows)
+        lines += [f"## Each benchmark at n = {n:,}: × `{REFERENCE_SOLVER}` in the same release", ""]
+        rows = [[label] + [with_interval(by_label[label]["benchmarks"][name]["to_reference"])
+                           if name in by_label[label]["benchmarks"] else "—" for name in solvers] for label in labels]
+        lines += markdown(["release"] + [f"`{name}`" for name in solvers], rows)
+    return "\n".join(lines)
+
+
+def plotted(found: dict, labels: list[str], out: Path) -> list[Path]:
+    """The parts by release and each benchmark by release, a PNG per size; none without matplotlib."""
+    try:
+        from perf.report.plots import canvas
+    except ImportError:
+        return []
+    written = []
+    for n, by_label in found.items():
+        figure = canvas((11, 4.5))
+        for axes, kind, title in ((figure.add_subplot(1, 2, 1), "parts", f"the parts of a {WHOLE_STEP} step"),
+                                  (figure.add_subplot(1, 2, 2), "benchmarks", "each benchmark")):
+            names = list(by_label[labels[0]][kind])
+            for name in names:
+                values = [(index, by_label[label][kind].get(name)) for index, label in enumerate(labels)]
+                values = [(index, value if kind == "parts" else value["us"]) for index, value in values if value]
+                if not values:
+                    continue
+                xs, intervals = zip(*values)
+                axes.errorbar(xs, [i.value for i in intervals], marker="o", capsize=2, linewidth=0.8, label=name,
+                              yerr=[[i.value - i.low for i in intervals], [i.high - i.value for i in intervals]])
+            axes.set_xticks(range(len(labels)), [label.removeprefix("TF ") for label in labels], rotation=45,
+                            fontsize="small")
+            axes.set(ylabel="µs per step", title=f"{title}, n = {n:,}", yscale="linear" if kind == "parts" else "log")
+            axes.legend(fontsize="x-small")
+        path = out / f"by-release-n{n}.png"
+        figure.savefig(path, dpi=110)
+        written.append(path)
+    return written
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m perf.gate.releases", description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="+", help="interpreters, each PYTHON[:NAME=VALUE,...]; the first is the one "
+                                                    "the ratios are to")
+    parser.add_argument("--passes", type=int, default=stages.MIN_PASSES, help="passes (default: %(default)s)")
+    parser.add_argument("--solvers", default=",".join(SOLVERS), help="comma-separated (default: %(default)s)")
+    parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="its sizes and steps")
+    parser.add_argument("--threads", type=int, default=GATE_THREADS, help="TensorFlow threads (default: the gate's)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--seed", type=int, help="default: a new one, recorded")
+    options = parser.parse_args(argv)
+    if options.passes < 2:
+        parser.error("--passes must be at least 2: the intervals are over passes")
+    seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
+    profile, began = PROFILES[options.profile], time.perf_counter()
+    try:
+        with ExitStack() as stack:
+            versions = [stack.enter_context(checked_out(spec, f"version {index}"))
+                        for index, spec in enumerate(options.versions)]
+            versions, packages = zip(*labelled(versions))
+            labels = [version.label for version in versions]
+            keys = [Key(name, "cpu", n) for name in options.solvers.split(",") for n in profile.sizes]
+            print(f"releases: {', '.join(labels)}; {len(keys)} benchmarks, {options.passes} passes, seed {seed}",
+                  flush=True)
+            outcomes = stages.measured(list(versions), options.threads, keys, profile, seed, options.passes,
+                                       lambda text: print(f"releases: {text}", flush=True))
+    except GateError as error:
+        print(f"releases: cannot run: {error}", file=sys.stderr)
+        return 2
+    wall_s = time.perf_counter() - began
+    for outcome in outcomes:
+        if outcome.problem:
+            print(f"releases: {outcome.key.name}: {outcome.problem}", file=sys.stderr)
+    found = analysed(outcomes, labels)
+    options.out.mkdir(parents=True, exist_ok=True)
+    command = f"python -m perf.gate.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}"
+    header = ["# Across TensorFlow releases, side by side", "", f"`{command}`",
+              "", f"{datetime.now(timezone.utc):%Y-%m-%d}, CPU {environment.cpu_model()}, {options.passes} passes, "
+              f"TensorFlow threads {options.threads or 'TF default'}, every worker on one CPU; wall time "
+              f"{wall_s / 60:.0f} min. NumPy per release: "
+              + ", ".join(f"{label} {found_packages.get('numpy', '?')}" for label, found_packages in zip(labels, packages))
+              + f". oneDNN: {onednn_setting()} unless the release says otherwise.", ""]
+    (options.out / "README.md").write_text(rendered(found, labels, header) + "\n")
+    (options.out / "passes.json").write_text(json.dumps({
+        "command": command, "seed": seed, "passes": options.passes, "threads": options.threads, "wall_s": wall_s,
+        "versions": [{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
+                     for version, found_packages in zip(versions, packages)],
+        "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": outcome.problem,
+                                          "round_s": outcome.round_s, "log_ratios": outcome.log_ratios}
+                       for outcome in outcomes},
+    }, indent=1))
+    plots = plotted(found, labels, options.out)
+    print(f"releases: {options.out / 'README.md'}, passes.json" + "".join(f", {path.name}" for path in plots))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
