@@ -2,8 +2,9 @@
 
 The gate (Worker, below) starts `python -m perf.gate.worker TREE [SOLVER ...]` in this repository, so this tree's
 perf/measure times the solvers of TREE: another revision's worktree, or this tree under another interpreter. The
-worker first imports the named solvers (all, when none are named) and the packages they need, on any CPU, so that
-the workers of a pass start in parallel; then it pins itself to its CPU and serves. Requests:
+worker first imports the named solvers (all, when none are named) and the packages they need, on a CPU of its own
+(IMPORT_CPU_VARIABLE), so that the workers of a pass start in parallel; then it pins itself to the gate's CPU and
+serves. Requests:
 
     {"op": "solvers", "only": [names] or null}
                        ->  {"solvers": {name: {device: why it cannot run here, or null}}}
@@ -41,17 +42,23 @@ GATE_THREADS = 1
 # then share its caches and its clock, and the order in which they opened a trial stops mattering. On this
 # project's machine, free to float, the opener of a trial ran up to 1.9x faster than the other at n = 1e5 in A/A.
 CPU_VARIABLE = "FSSGD_GATE_CPU"
+# Where a worker imports its packages first, one CPU too, a different one for each worker of a pass where there
+# are several: the workers of a pass import in parallel, and every package that sizes its threads by the CPUs it
+# may use (OpenMP's pools, at load) sees one, as on the CPU it is then timed on.
+IMPORT_CPU_VARIABLE = "FSSGD_GATE_IMPORT_CPU"
 
 
 def serve(tree: str, preload: list[str]) -> None:
     """Answer requests on stdin with the solvers of tree, those named in preload (default: all) imported first."""
+    if cpu := os.environ.get(CPU_VARIABLE):
+        os.sched_setaffinity(0, {int(os.environ.get(IMPORT_CPU_VARIABLE, cpu))})  # before any package loads
     sys.path.insert(0, tree)  # before this tree's root: `solvers` is the version's; `perf` is this tree's, imported
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
     older_names(solvers)
     imported(solvers, preload or list(solvers.REGISTRY))
-    if cpu := os.environ.get(CPU_VARIABLE):
+    if cpu:
         pinned(int(cpu))
     from perf.measure.solver_runs import answer_mismatch, prepared, round_plan
     from perf.measure.trials import slowed, slowdown_of, timed
@@ -116,7 +123,7 @@ def serve(tree: str, preload: list[str]) -> None:
 
 def imported(solvers, names: list[str]) -> None:
     """The modules of the named solvers that can run here, and the packages they need: imports that take seconds
-    (TensorFlow's), done before the worker is pinned, while the other workers of its pass import theirs."""
+    (TensorFlow's), done on the worker's import CPU while the other workers of its pass import theirs."""
     for name in names:
         solver = solvers.REGISTRY.get(name)
         try:
@@ -128,8 +135,8 @@ def imported(solvers, names: list[str]) -> None:
 
 
 def pinned(cpu: int) -> None:
-    """Every thread of this process on cpu alone. The imports start no thread that computes (TensorFlow's pools
-    start with its first session), but pinning them all leaves none to float, and every later thread inherits."""
+    """Every thread of this process on cpu alone: those the imports started (on the import CPU) too, and every
+    later thread inherits it."""
     for thread in os.listdir("/proc/self/task"):
         os.sched_setaffinity(int(thread), {cpu})
 
@@ -148,11 +155,13 @@ def older_names(solvers) -> None:
 class Worker:
     """The gate's end of one version's worker process."""
 
-    def __init__(self, version: Version, threads: int, preload: list[str] | None = None):
+    def __init__(self, version: Version, threads: int, preload: list[str] | None = None, import_cpu: int | None = None):
         self.version = version
         env = {key: value for key, value in os.environ.items() if key != SLOWDOWN_VARIABLE}
         env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
         env.setdefault(CPU_VARIABLE, str(max(os.sched_getaffinity(0))))
+        if import_cpu is not None:
+            env[IMPORT_CPU_VARIABLE] = str(import_cpu)
         env.update(version.env)
         self.log = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen([version.python, "-m", "perf.gate.worker", str(version.tree), *(preload or ())],
@@ -187,10 +196,11 @@ class Worker:
 def started(versions: list[Version], threads: int, preload: list[str] | None = None):
     """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
     the way out."""
+    cpus = sorted(os.sched_getaffinity(0))
     with ExitStack() as stack:
         workers = {}
-        for version in versions:
-            worker = Worker(version, threads, preload)
+        for index, version in enumerate(versions):
+            worker = Worker(version, threads, preload, cpus[index % len(cpus)])
             stack.callback(worker.close)
             workers[version.label] = worker
         yield workers
