@@ -239,6 +239,27 @@ def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_pa
     assert not failed([row])
 
 
+def test_confirmation_measures_each_version_only_on_its_own_flags_beside_the_baseline(monkeypatch):
+    started = []
+
+    @contextmanager
+    def started_for_pass(versions, threads, pass_index, solvers=None):
+        started.append(([version.label for version in versions], solvers))
+        log, slower = [], lambda solver, label, index: 1e-4 * (1.5 if label == "A" else 1.0)
+        yield {version.label: FakeWorker(cpu_only("numpy_loop", "numpy_lean"), version.label, seconds=slower, log=log)
+               for version in versions}
+
+    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
+    lean = Key("numpy_lean", "cpu", 1000)
+    found = stages.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, 0.10, seed=3, progress=lambda text: None)
+    assert set(found) == {"A"} and set(found["A"]) == {lean.name} and found["A"][lean.name]["verdict"] == "regression"
+    # B flagged nothing: it is not started; numpy_loop, flagged by nobody, is not measured.
+    assert {tuple(labels) for labels, _ in started} <= {("baseline", "A"), ("A", "baseline")}
+    assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_PASSES
+    assert stages.confirmation(versions, 1, {"A": [], "B": []}, QUICK, 0.10, seed=3) == {}
+
+
 def test_a_version_is_the_working_tree_an_interpreter_or_a_revision_in_a_worktree_removed_after():
     with checked_out(".", "candidate") as version:
         assert (version.tree, version.python) == (ROOT, sys.executable)

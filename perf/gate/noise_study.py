@@ -87,12 +87,6 @@ def chosen(solvers, profile):
     return lambda workers: benchmarks_of(listings(workers, solvers), solvers, ["cpu"], profile)
 
 
-def judge(outcomes, labels, threshold: float) -> dict:
-    """{variant label: {benchmark: the gate's row}}, Bonferroni over the live benchmarks as the gate is."""
-    return {label: {row["benchmark"]: row for row in stages.screen_verdicts(outcomes, label, threshold)}
-            for label in labels[1:]}
-
-
 def record(repeat: int, out: Path, options) -> Path:
     profile, say = PROFILES[options.profile], (lambda text: print(f"  {text}", flush=True))
     solvers = options.solvers.split(",") if options.solvers else None
@@ -104,19 +98,11 @@ def record(repeat: int, out: Path, options) -> Path:
         with load:
             outcomes = stages.measured(versions, options.threads, chosen(solvers, profile), profile,
                                        options.seed + repeat, options.passes, say)
-            screening = judge(outcomes, labels, options.threshold)
-            flagged = {label: [name for name, row in rows.items() if row["verdict"] in ("regression", "error")]
-                       for label, rows in screening.items()}
-            confirming = [versions[0]] + [version for version in versions[1:] if flagged[version.label]]
-            confirmation = {}
-            if len(confirming) > 1:
-                keys = [outcome.key for outcome in outcomes if any(outcome.key.name in names for names in flagged.values())]
-                again = stages.measured(confirming, options.threads, keys, profile, options.seed + 1000 + repeat,
-                                        stages.CONFIRMATION_PASSES, say)
-                for label in [version.label for version in confirming[1:]]:
-                    rows = {row["benchmark"]: row for row in stages.verdicts(
-                        again, label, options.threshold, FALSE_ALARM_RATE / len(flagged[label]))}
-                    confirmation[label] = {name: rows[name] for name in flagged[label]}
+            screening = {label: stages.screen_verdicts(outcomes, label, options.threshold) for label in labels[1:]}
+            flagged = {label: stages.flagged_keys(outcomes, rows) for label, rows in screening.items()}
+            confirmation = stages.confirmation(versions, options.threads, flagged, profile, options.threshold,
+                                               options.seed + 1000 + repeat, say)
+            screening = {label: {row["benchmark"]: row for row in rows} for label, rows in screening.items()}
     path = out / f"repeat-{repeat:02d}.json"
     path.write_text(json.dumps({"threshold": options.threshold, "neighbour": options.neighbour, "passes": options.passes,
                                 "screening": screening, "confirmation": confirmation,

@@ -81,20 +81,39 @@ def verdicts(outcomes: list[Outcome], candidate: str, threshold: float, alpha: f
     return rows
 
 
+def confirmation(versions: list, threads: int, flagged: dict, profile, threshold: float, seed: int,
+                 progress=print) -> dict:
+    """Each version's flagged benchmarks (label -> [Key]) measured again alone, sized afresh, in CONFIRMATION_PASSES
+    fresh passes with a new seed, beside the baseline (versions[0]): label -> {benchmark: its verdict row}, each
+    version's at FALSE_ALARM_RATE over its own flagged ones."""
+    confirming = [versions[0]] + [version for version in versions[1:] if flagged.get(version.label)]
+    keys = list(dict.fromkeys(key for version in confirming[1:] for key in flagged[version.label]))
+    if not keys:
+        return {}
+    again = measured(confirming, threads, keys, profile, seed, CONFIRMATION_PASSES,
+                     lambda text: progress(f"confirmation {text}"))
+    found = {}
+    for version in confirming[1:]:
+        names = {key.name for key in flagged[version.label]}
+        rows = verdicts(again, version.label, threshold, FALSE_ALARM_RATE / len(names))
+        found[version.label] = {row["benchmark"]: row for row in rows if row["benchmark"] in names}
+    return found
+
+
+def flagged_keys(outcomes: list[Outcome], rows: list[dict]) -> list:
+    return [outcome.key for outcome, row in zip(outcomes, rows) if row["verdict"] in ("regression", "error")]
+
+
 def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[dict], profile, threshold: float,
               seed: int, progress=print) -> list[dict]:
-    """rows with each flagged benchmark measured again alone, sized afresh, in CONFIRMATION_PASSES fresh passes with
-    a new seed: confirmed, it keeps its verdict; unconfirmed, it is reported as such and does not fail."""
-    flagged = [outcome.key for outcome, row in zip(outcomes, rows) if row["verdict"] in ("regression", "error")]
-    if not flagged:
-        return rows
-    again = measured(versions, threads, flagged, profile, seed, CONFIRMATION_PASSES,
-                     lambda text: progress(f"confirmation {text}"))
-    labels = [version.label for version in versions]
-    second = dict(zip(flagged, verdicts(again, labels[-1], threshold, FALSE_ALARM_RATE / len(flagged))))
+    """rows with each flagged benchmark measured again alone (confirmation): confirmed, it keeps its verdict;
+    unconfirmed, it is reported as such and does not fail."""
+    candidate = versions[-1].label
+    second = confirmation(versions, threads, {candidate: flagged_keys(outcomes, rows)}, profile, threshold, seed,
+                          progress).get(candidate, {})
     final = []
-    for outcome, row in zip(outcomes, rows):
-        if (check := second.get(outcome.key)) is None:
+    for row in rows:
+        if (check := second.get(row["benchmark"])) is None:
             final.append(row)
         elif check["verdict"] == row["verdict"]:
             final.append({**check, "screening": row, "why": f"confirmed: {row.get('why') or 'flagged again, alone'}"})
