@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from perf.gate import stages
+from perf.gate.interleave import Outcome
 from perf.gate.verdict import mean_and_error, t_quantile
 from perf.gate.versions import GateError, Version, checked_out
 from perf.gate.worker import GATE_THREADS
@@ -154,16 +155,16 @@ def rendered(found: dict, labels: list[str], header: list[str]) -> str:
         rows = [[label, with_interval(by_label[label]["benchmarks"][WHOLE_STEP]["us"])
                  if WHOLE_STEP in by_label[label]["benchmarks"] else "—"]
                 + [with_interval(by_label[label]["parts"].get(name)) for name in names] for label in labels]
-        lines += markdown(["release", f"whole (`{WHOLE_STEP}`)"] + names, rows)
+        lines += markdown(["version", f"whole (`{WHOLE_STEP}`)"] + names, rows)
         lines += [f"## Each benchmark at n = {n:,}: µs per step and × {labels[0]}", ""]
         solvers = [name for name in SOLVERS if name in first["benchmarks"]]
         rows = [[label] + [ratio_cell(by_label[label]["benchmarks"][name]) if name in by_label[label]["benchmarks"]
                            else "—" for name in solvers] for label in labels]
-        lines += markdown(["release"] + [f"`{name}`" for name in solvers], rows)
+        lines += markdown(["version"] + [f"`{name}`" for name in solvers], rows)
         lines += [f"## Each benchmark at n = {n:,}: × `{REFERENCE_SOLVER}` in the same release", ""]
         rows = [[label] + [with_interval(by_label[label]["benchmarks"][name]["to_reference"])
                            if name in by_label[label]["benchmarks"] else "—" for name in solvers] for label in labels]
-        lines += markdown(["release"] + [f"`{name}`" for name in solvers], rows)
+        lines += markdown(["version"] + [f"`{name}`" for name in solvers], rows)
     return "\n".join(lines)
 
 
@@ -175,31 +176,84 @@ def plotted(found: dict, labels: list[str], out: Path) -> list[Path]:
         return []
     written = []
     for n, by_label in found.items():
-        figure = canvas((11, 4.5))
-        for axes, kind, title in ((figure.add_subplot(1, 2, 1), "parts", f"the parts of a {WHOLE_STEP} step"),
-                                  (figure.add_subplot(1, 2, 2), "benchmarks", "each benchmark")):
-            names = list(by_label[labels[0]][kind])
-            for name in names:
-                values = [(index, by_label[label][kind].get(name)) for index, label in enumerate(labels)]
-                values = [(index, value if kind == "parts" else value["us"]) for index, value in values if value]
-                if not values:
-                    continue
+        figure = canvas((13, 5.5))
+        panels = ((f"the parts of a {WHOLE_STEP} step, µs per step", "parts", lambda cell: cell),
+                  (f"each benchmark × {labels[0]} (rounds paired in turn)", "benchmarks", lambda cell: cell["to_first"]))
+        for index, (title, kind, interval_of) in enumerate(panels):
+            axes = figure.add_subplot(1, 2, index + 1)
+            for name in by_label[labels[0]][kind]:
+                values = [(x, interval_of(cell)) for x, label in enumerate(labels)
+                          if (cell := by_label[label][kind].get(name)) and interval_of(cell)]
                 xs, intervals = zip(*values)
                 axes.errorbar(xs, [i.value for i in intervals], marker="o", capsize=2, linewidth=0.8, label=name,
                               yerr=[[i.value - i.low for i in intervals], [i.high - i.value for i in intervals]])
             axes.set_xticks(range(len(labels)), [label.removeprefix("TF ") for label in labels], rotation=45,
                             fontsize="small")
-            axes.set(ylabel="µs per step", title=f"{title}, n = {n:,}", yscale="linear" if kind == "parts" else "log")
-            axes.legend(fontsize="x-small")
+            axes.set_title(f"{title}, n = {n:,}", fontsize="medium")
+            axes.axhline(0.0 if kind == "parts" else 1.0, color="grey", linewidth=0.5)
+            if axes.has_data():
+                axes.legend(fontsize="x-small", ncols=2)
         path = out / f"by-release-n{n}.png"
         figure.savefig(path, dpi=110)
         written.append(path)
     return written
 
 
+def read_back(folder: Path) -> tuple[dict, list[str]]:
+    """A study's analysis and labels, from the passes.json it wrote."""
+    saved = json.loads((folder / "passes.json").read_text())
+    outcomes = []
+    for name, measured in saved["benchmarks"].items():
+        solver, device, n = name.rsplit("-", 2)
+        outcome = Outcome(Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
+                          {label: [tuple(value) for value in values] for label, values in measured["log_ratios"].items()},
+                          measured["problem"])
+        outcome.round_s = {label: [tuple(value) for value in values] for label, values in measured["round_s"].items()}
+        outcomes.append(outcome)
+    labels = [version["label"] for version in saved["versions"]]
+    return analysed(outcomes, labels), labels
+
+
+def agreement(first: Path, second: Path) -> str:
+    """Whether two runs of the study agree: each part of the step per release in µs, then each benchmark's ratio
+    to the first release; both runs' intervals and whether they overlap."""
+    (found, labels), (again, _) = read_back(first), read_back(second)
+    lines = ["# Do two runs of the release study agree?", "", f"`python -m perf.gate.releases --compare {first} "
+             f"{second}`: each figure in each run, with its interval, and whether the two overlap.", ""]
+    figures = (("parts", "part", "µs per step", lambda cell: cell),
+               ("benchmarks", "benchmark", f"× {labels[0]}", lambda cell: cell["to_first"]))
+    for kind, noun, unit, interval_of in figures:
+        for n, by_label in found.items():
+            rows, overlapping = [], 0
+            for label in labels[1:] if kind == "benchmarks" else labels:
+                for name in by_label[labels[0]][kind]:
+                    cells = (by_label[label][kind].get(name), again.get(n, {}).get(label, {}).get(kind, {}).get(name))
+                    one, other = (interval_of(cell) if cell else None for cell in cells)
+                    overlap = bool(one and other and one.low <= other.high and other.low <= one.high)
+                    overlapping += overlap
+                    rows.append([label, name, with_interval(one), with_interval(other), "yes" if overlap else "**no**"])
+            lines += [f"## {unit}, each {noun}, n = {n:,}: {overlapping} of {len(rows)} overlap", ""]
+            lines += markdown(["version", noun, "first run", "second run", "overlap"], rows)
+    return "\n".join(lines)
+
+
+def written(folder: Path) -> list[Path]:
+    """README.md and the plots of a study, from the passes.json it saved in folder."""
+    saved = json.loads((folder / "passes.json").read_text())
+    found, labels = read_back(folder)
+    header = ["# TensorFlow releases and settings, side by side", "", f"`{saved['command']}`", "",
+              f"{saved['date']}, CPU {saved['cpu']}, {saved['passes']} passes, TensorFlow threads "
+              f"{saved['threads'] or 'TF default'}, every worker on one CPU; wall time {saved['wall_s'] / 60:.0f} min. "
+              "NumPy per release: " + ", ".join(f"{version['label']} {version.get('numpy', '?')}"
+                                                for version in saved["versions"])
+              + f". oneDNN: {saved['onednn']} unless the release says otherwise.", ""]
+    (folder / "README.md").write_text(rendered(found, labels, header) + "\n")
+    return [folder / "README.md", folder / "passes.json", *plotted(found, labels, folder)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.gate.releases", description=__doc__.splitlines()[0])
-    parser.add_argument("versions", nargs="+", help="interpreters, each PYTHON[:NAME=VALUE,...]; the first is the one "
+    parser.add_argument("versions", nargs="*", help="interpreters, each PYTHON[:NAME=VALUE,...]; the first is the one "
                                                     "the ratios are to")
     parser.add_argument("--passes", type=int, default=stages.MIN_PASSES, help="passes (default: %(default)s)")
     parser.add_argument("--solvers", default=",".join(SOLVERS), help="comma-separated (default: %(default)s)")
@@ -207,7 +261,19 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=GATE_THREADS, help="TensorFlow threads (default: the gate's)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, help="default: a new one, recorded")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
+                        help="say whether two runs' --out folders agree, part by part, and time nothing")
+    parser.add_argument("--analyze-only", action="store_true", help="write --out's tables and plots again from its "
+                                                                         "passes.json, and time nothing")
     options = parser.parse_args(argv)
+    if options.compare:
+        print(agreement(*options.compare))
+        return 0
+    if options.analyze_only:
+        print(f"releases: {', '.join(str(path) for path in written(options.out))}")
+        return 0
+    if not options.versions:
+        parser.error("name the versions to time (or --compare two runs)")
     if options.passes < 2:
         parser.error("--passes must be at least 2: the intervals are over passes")
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
@@ -226,30 +292,22 @@ def main(argv=None) -> int:
     except GateError as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2
-    wall_s = time.perf_counter() - began
     for outcome in outcomes:
         if outcome.problem:
             print(f"releases: {outcome.key.name}: {outcome.problem}", file=sys.stderr)
-    found = analysed(outcomes, labels)
     options.out.mkdir(parents=True, exist_ok=True)
-    command = f"python -m perf.gate.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}"
-    header = ["# Across TensorFlow releases, side by side", "", f"`{command}`",
-              "", f"{datetime.now(timezone.utc):%Y-%m-%d}, CPU {environment.cpu_model()}, {options.passes} passes, "
-              f"TensorFlow threads {options.threads or 'TF default'}, every worker on one CPU; wall time "
-              f"{wall_s / 60:.0f} min. NumPy per release: "
-              + ", ".join(f"{label} {found_packages.get('numpy', '?')}" for label, found_packages in zip(labels, packages))
-              + f". oneDNN: {onednn_setting()} unless the release says otherwise.", ""]
-    (options.out / "README.md").write_text(rendered(found, labels, header) + "\n")
     (options.out / "passes.json").write_text(json.dumps({
-        "command": command, "seed": seed, "passes": options.passes, "threads": options.threads, "wall_s": wall_s,
+        "command": f"python -m perf.gate.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}",
+        "date": f"{datetime.now(timezone.utc):%Y-%m-%d}", "cpu": environment.cpu_model(), "seed": seed,
+        "passes": options.passes, "threads": options.threads, "wall_s": time.perf_counter() - began,
+        "onednn": onednn_setting(),
         "versions": [{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
                      for version, found_packages in zip(versions, packages)],
         "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": outcome.problem,
                                           "round_s": outcome.round_s, "log_ratios": outcome.log_ratios}
                        for outcome in outcomes},
     }, indent=1))
-    plots = plotted(found, labels, options.out)
-    print(f"releases: {options.out / 'README.md'}, passes.json" + "".join(f", {path.name}" for path in plots))
+    print(f"releases: {', '.join(str(path) for path in written(options.out))}")
     return 0
 
 
