@@ -191,7 +191,7 @@ def plotted(found: dict, labels: list[str], out: Path) -> list[Path]:
                             fontsize="small")
             axes.set_title(f"{title}, n = {n:,}", fontsize="medium")
             axes.axhline(0.0 if kind == "parts" else 1.0, color="grey", linewidth=0.5)
-            if axes.has_data():
+            if axes.get_legend_handles_labels()[0]:
                 axes.legend(fontsize="x-small", ncols=2)
         path = out / f"by-release-n{n}.png"
         figure.savefig(path, dpi=110)
