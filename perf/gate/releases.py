@@ -23,44 +23,35 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import Outcome
 from perf.gate.verdict import mean_and_error, t_quantile
-from perf.gate.versions import GateError, Version, checked_out
+from perf.gate.versions import ROOT, GateError, Version, checked_out
 from perf.gate.worker import GATE_THREADS
-from perf.measure import TIMING_REFERENCE, environment
+from perf.measure import environment
 from perf.measure.profiles import PROFILES
-from perf.report.analysis import OTHER_WAY_ROUND, REMAINDER, STEP_PARTS, WHOLE_STEP
+from perf.report.analysis import OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP
 from perf.report.rows import Key
 from perf.report.statistics import Interval
 from perf.report.tables import markdown, number, with_interval
 from solvers.tensorflow_support import onednn_setting
 
-REFERENCE_SOLVER = TIMING_REFERENCE[0]
 PART_SOLVERS = sorted({name for _, *names in STEP_PARTS + OTHER_WAY_ROUND for name in names if name})
 OTHER_WAYS = ("tf1_callable", "tf2_eager", "tf2_function", "tf2_function_xla")
 SOLVERS = (WHOLE_STEP, *[name for name in PART_SOLVERS if name != WHOLE_STEP], *OTHER_WAYS, REFERENCE_SOLVER)
 CONFIDENCE = 0.95
 DEFAULT_OUT = Path("docs/results/tf-releases")
-# Read by each interpreter itself, without importing TensorFlow.
-VERSIONS_SCRIPT = """
-import importlib.metadata as metadata, json
-found = {}
-for name in ("tensorflow-cpu", "tensorflow", "numpy"):
-    try:
-        found.setdefault("numpy" if name == "numpy" else "tensorflow", metadata.version(name))
-    except metadata.PackageNotFoundError:
-        pass
-print(json.dumps(found))
-"""
+# Run by each interpreter in this tree: what a saved run records of its versions, read without importing TensorFlow.
+VERSIONS_SCRIPT = "import json; from perf.measure.environment import versions; print(json.dumps(versions()))"
 
 
 def packages_of(version: Version) -> dict:
     """{"tensorflow": ..., "numpy": ...} as installed for the version's interpreter."""
-    result = subprocess.run([version.python, "-c", VERSIONS_SCRIPT], capture_output=True, text=True)
+    result = subprocess.run([version.python, "-c", VERSIONS_SCRIPT], cwd=ROOT, capture_output=True, text=True)
     if result.returncode:
         raise GateError(f"{version.python} cannot say what it has installed: {result.stderr.strip()[-300:]}")
     return json.loads(result.stdout)
@@ -72,10 +63,10 @@ def labelled(versions: list[Version]) -> list[tuple[Version, dict]]:
     found, seen = [], {}
     for version in versions:
         packages = packages_of(version)
-        label = " ".join([f"TF {packages.get('tensorflow', 'none')}"] + [f"{name}={value}" for name, value in version.env])
+        label = " ".join([f"TF {packages['tensorflow'] or 'none'}"] + [f"{name}={value}" for name, value in version.env])
         seen[label] = seen.get(label, 0) + 1
         label += f" #{seen[label]}" if seen[label] > 1 else ""
-        found.append((Version(label, version.description, version.tree, version.python, version.env), packages))
+        found.append((replace(version, label=label), packages))
     return found
 
 

@@ -164,10 +164,9 @@ class Worker:
             env[IMPORT_CPU_VARIABLE] = str(import_cpu)
         env.update(version.env)
         self.log = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen([version.python, "-m", "perf.gate.worker", str(version.tree), *(preload or ())],
-                                        cwd=ROOT,
-                                        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        text=True)
+        command = [version.python, "-m", "perf.gate.worker", str(version.tree), *(preload or ())]
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True)
 
     def ask(self, request: dict) -> dict:
         try:
