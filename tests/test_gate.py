@@ -50,7 +50,7 @@ def test_a_threshold_slowdown_is_ruled_out_only_when_the_passes_agree():
 
 def test_problems_become_their_own_verdicts():
     outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem="error on candidate: wrong answer: w = 1")
-    assert verdicts([outcome], "candidate", 0.1, 0.01)[0]["verdict"] == "error"
+    assert verdicts([outcome], "candidate", stages.Stopping(0.1))[0]["verdict"] == "error"
     assert failed([{"verdict": "error"}]) and failed([{"verdict": "missing"}])
     assert not failed([{"verdict": "new"}, {"verdict": "inconclusive"}, {"verdict": "improvement"},
                        {"verdict": "unconfirmed"}])
@@ -200,32 +200,50 @@ VERSIONS = [Version("baseline", "a", ROOT, sys.executable), Version("candidate",
 def test_the_screen_stops_once_a_threshold_slowdown_is_ruled_out_for_every_benchmark(fake_passes):
     jitter = random.Random(3)
     counted = fake_passes(lambda solver, label, index: 1e-4 * (1 + 0.01 * jitter.random()))
-    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, progress=lambda text: None)
+    screen = stages.Stopping(0.10)
+    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES and {outcome.key.solver for outcome in outcomes} == {"numpy_loop", "numpy_lean"}
-    assert all(row["verdict"] == "pass" for row in stages.verdicts(outcomes, "candidate", 0.10, 0.05 / 4))
+    assert all(row["verdict"] == "pass" for row in stages.verdicts(outcomes, "candidate", screen))
 
 
-def test_a_slowed_benchmark_is_measured_to_the_most_passes_then_confirmed_alone(fake_passes):
+def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_stops(fake_passes):
+    jitter = random.Random(3)
+
+    def seconds(solver, label, index):
+        if solver == "numpy_lean":  # so noisy that a 10% slowdown is neither ruled out nor shown
+            return 1e-4 * math.exp(jitter.gauss(0, 0.5))
+        return 1e-4 * (1 + 0.02 * jitter.random())
+
+    counted = fake_passes(seconds)
+    screen = stages.Stopping(0.10, max_passes=12)
+    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
+    assert len(counted) == 12  # past MIN_PASSES only numpy_lean, never decided, until max_passes (within the budget)
+    # The first pass's workers import every solver (the benchmarks come from their listings), the later ones only
+    # the solvers of the benchmarks still measured.
+    assert fake_passes.imported == [None] + [["numpy_lean", "numpy_loop"]] * 7 + [["numpy_lean"]] * 4
+    assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [stages.MIN_PASSES] * 2 + [12] * 2
+    verdict = {row["benchmark"]: row["verdict"] for row in stages.verdicts(outcomes, "candidate", screen)}
+    assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
+                       "numpy_lean-cpu-n1000": "inconclusive", "numpy_lean-cpu-n100000": "inconclusive"}
+
+
+def test_a_regression_is_decided_in_the_fewest_passes_then_confirmed_alone(fake_passes):
     jitter = random.Random(3)
 
     def seconds(solver, label, index):
         return 1e-4 * (1 + 0.02 * jitter.random()) * (1.5 if label == "candidate" and solver == "numpy_lean" else 1.0)
 
     counted = fake_passes(seconds)
-    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, progress=lambda text: None,
-                               max_passes=12)
-    assert len(counted) == 12  # past MIN_PASSES only numpy_lean, never ruled out, until max_passes (within the budget)
-    # The first pass's workers import every solver (the benchmarks come from their listings), the later ones only
-    # the solvers of the benchmarks still measured.
-    assert fake_passes.imported == [None] + [["numpy_lean", "numpy_loop"]] * 7 + [["numpy_lean"]] * 4
-    assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [stages.MIN_PASSES] * 2 + [12] * 2
-    rows = stages.verdicts(outcomes, "candidate", 0.10, 0.05 / 4)
+    screen = stages.Stopping(0.10)
+    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
+    assert len(counted) == stages.MIN_PASSES  # a clear regression is decided: it needs no more passes than a pass
+    rows = stages.verdicts(outcomes, "candidate", screen)
     verdict = {row["benchmark"]: row["verdict"] for row in rows}
     assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
                        "numpy_lean-cpu-n1000": "regression", "numpy_lean-cpu-n100000": "regression"}
     counted.clear()
     final = stages.confirmed(VERSIONS, 1, outcomes, rows, QUICK, 0.10, seed=2, progress=lambda text: None)
-    assert len(counted) == stages.CONFIRMATION_PASSES
+    assert len(counted) == stages.CONFIRMATION_MIN_PASSES
     assert [row["verdict"] for row in final] == [row["verdict"] for row in rows]
     assert all(row["why"].startswith("confirmed") for row in final if row["verdict"] == "regression")
 
@@ -252,12 +270,13 @@ def test_confirmation_measures_each_version_only_on_its_own_flags_beside_the_bas
     monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
     versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
     lean = Key("numpy_lean", "cpu", 1000)
-    found = stages.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, 0.10, seed=3, progress=lambda text: None)
+    found = stages.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, stages.confirming(0.10), seed=3,
+                                progress=lambda text: None)
     assert set(found) == {"A"} and set(found["A"]) == {lean.name} and found["A"][lean.name]["verdict"] == "regression"
     # B flagged nothing: it is not started; numpy_loop, flagged by nobody, is not measured.
     assert {tuple(labels) for labels, _ in started} <= {("baseline", "A"), ("A", "baseline")}
-    assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_PASSES
-    assert stages.confirmation(versions, 1, {"A": [], "B": []}, QUICK, 0.10, seed=3) == {}
+    assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_MIN_PASSES
+    assert stages.confirmation(versions, 1, {"A": [], "B": []}, QUICK, stages.confirming(0.10), seed=3) == {}
 
 
 def test_a_version_is_the_working_tree_an_interpreter_or_a_revision_in_a_worktree_removed_after():
@@ -358,9 +377,24 @@ def test_the_noisy_neighbour_loads_another_cpu_and_stops_with_its_block():
 
 
 def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
-    counted = fake_passes(lambda solver, label, index: 1e-4 * (1.5 if label == "candidate" else 1.0))
-    stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, 0.10, seed=1, budget_s=0, progress=lambda text: None)
+    jitter = random.Random(3)
+    counted = fake_passes(lambda solver, label, index: 1e-4 * math.exp(jitter.gauss(0, 0.5)))  # never decided
+    stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, stages.Stopping(0.10, budget_s=0), seed=1,
+                    progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES
+
+
+def test_a_variant_timed_past_its_stop_is_judged_where_the_gate_alone_would_have_stopped_it():
+    screen = stages.Stopping(0.10, min_passes=4)
+    steady = [0.3, 0.31, 0.29, 0.3]  # 1.35x, decided at the fourth pass
+    later = [-0.3] * 6  # what passes timed for another variant's sake said after
+    assert screen.stopped(steady + later, live=1) == steady
+    assert screen.judged(screen.stopped(steady + later, live=1), live=1)["verdict"] == "regression"
+    noisy = [0.3, -0.2, 0.25, -0.1, 0.2, 0.1]
+    assert screen.stopped(noisy, live=1) == noisy  # never decided: all of them, as the budget ends it
+    assert stages.fixed(screen, 6).stopped(steady + later, live=1) == steady + later[:2]
+    # The screen's false-alarm rate is over its benchmarks, the confirmation's per benchmark.
+    assert screen.alpha(36) == pytest.approx(0.05 / 36) and stages.confirming(0.10).alpha(36) == 0.05
 
 
 def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gates_power():
@@ -380,7 +414,7 @@ def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gate
     assert caught(needed // 2) < POWER - 0.1
 
 
-def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_recovers_a_pass_spread_from_its_interval():
+def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_takes_a_pass_spread_from_all_its_passes():
     from perf.gate.noise_study import pass_spreads, tallies
 
     values = [0.03, -0.05, 0.01, 0.06, -0.02, 0.0, 0.04, -0.07]
@@ -393,7 +427,8 @@ def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_recovers_a_
                             "x1.1": {"torch_eager-cpu-n1000": {"verdict": "skipped"}}},
               "confirmation": {"A/A-1": {"tf1_callable-cpu-n1000": {"verdict": "pass"}},
                                "code: an extra fetch every Session.run": {"tf1_feed_dict-cpu-n1000": flagged,
-                                                                          "numpy_loop-cpu-n1000": flagged}}}
+                                                                          "numpy_loop-cpu-n1000": flagged}},
+              "values": {"A/A-1": {"numpy_loop-cpu-n1000": values}, "x1.1": {"numpy_loop-cpu-n1000": [0.1, 0.5]}}}
     found = tallies([repeat])
     assert found["identical copies (A/A), noisy neighbour"]["tf1_callable-cpu-n1000"] == [1, 1, 0, 0, 0]
     assert found["code: an extra fetch every Session.run, noisy neighbour"]["tf1_feed_dict-cpu-n1000"][:3] == [1, 1, 1]

@@ -48,7 +48,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="sizes and the most steps a round")
     parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
-                             f"{stages.MIN_PASSES} (default: {stages.DEFAULT_BUDGET_S:.0f})")
+                             f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
+                             f"(default: {stages.DEFAULT_BUDGET_S:.0f})")
     parser.add_argument("--passes", type=int, help="exactly this many screening passes, none stopped early")
     parser.add_argument("--no-confirm", action="store_true", help="report the screen's verdicts as they are")
     parser.add_argument("--seed", type=int, help="replay a run's shuffles and orders (default: a new one, printed)")
@@ -74,10 +75,12 @@ def main(argv=None) -> int:
                 candidate = candidate.with_env(**{SLOWDOWN_VARIABLE: options.candidate_slowdown})
             versions = [baseline, candidate]
             solvers = options.solvers.split(",") if options.solvers else None
-            fixed = dict(min_passes=options.passes, max_passes=options.passes) if options.passes else {}
-            outcomes = stages.screened(versions, options.threads, solvers, options.devices.split(","), profile,
-                                       options.threshold, seed, options.budget, say, **fixed)
-            rows = stages.screen_verdicts(outcomes, candidate.label, options.threshold)
+            screen = stages.Stopping(options.threshold, budget_s=options.budget)
+            if options.passes:
+                screen = stages.fixed(screen, options.passes)
+            outcomes = stages.screened(versions, options.threads, solvers, options.devices.split(","), profile, screen,
+                                       seed, say)
+            rows = stages.verdicts(outcomes, candidate.label, screen)
             if not options.no_confirm:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
                                         seed + 1, say)

@@ -10,8 +10,10 @@ Each repeat times, in the same passes as the gate times its two versions (perf/g
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
 is slowed for real by a factor (FSSGD_SLOWDOWN, a busy wait inside the call), and with
 --code-regressions real changes to the solvers' code, checked out in worktrees (CODE_REGRESSIONS).
-Every variant is judged against the control with the gate's verdict; every flagged (variant,
-benchmark) is then measured again alone, as the gate confirms (perf/gate/stages.py). A REGRESSION on
+The passes follow the gate's rule: 8, then more for the benchmarks some variant has not yet decided,
+while the gate's budget lasts (stretched by the number of versions, which a pass times); each variant is
+judged on its passes up to where the gate, timing it alone, would have stopped (stages.Stopping.stopped).
+Every flagged (variant, benchmark) is then measured again alone, as the gate confirms. A REGRESSION on
 an identical copy is a false alarm, one on a slowed or changed copy a catch. With --neighbour a
 bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.py).
 """
@@ -19,6 +21,7 @@ bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.p
 import argparse
 import json
 import math
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,17 +98,24 @@ def record(repeat: int, out: Path, options) -> Path:
         labels = [version.label for version in versions]
         cpu = int(options.cpu)
         load = noisy_neighbour(cpu, seed=repeat) if options.neighbour else nullcontext()
+        screen = stages.Stopping(options.threshold, budget_s=options.budget)
+        if options.passes:
+            screen = stages.fixed(screen, options.passes)
         with load:
             outcomes = stages.measured(versions, options.threads, chosen(solvers, profile), profile,
-                                       options.seed + repeat, options.passes, say)
-            screening = {label: stages.screen_verdicts(outcomes, label, options.threshold) for label in labels[1:]}
+                                       options.seed + repeat, screen.max_passes, say, screen)
+            screening = {label: stages.verdicts(outcomes, label, screen) for label in labels[1:]}
             flagged = {label: stages.flagged_keys(outcomes, rows) for label, rows in screening.items()}
-            confirmation = stages.confirmation(versions, options.threads, flagged, profile, options.threshold,
-                                               options.seed + 1000 + repeat, say)
+            confirmation = stages.confirmation(versions, options.threads, flagged, profile,
+                                               stages.confirming(options.threshold), options.seed + 1000 + repeat, say)
             screening = {label: {row["benchmark"]: row for row in rows} for label, rows in screening.items()}
     path = out / f"repeat-{repeat:02d}.json"
-    path.write_text(json.dumps({"threshold": options.threshold, "neighbour": options.neighbour, "passes": options.passes,
-                                "screening": screening, "confirmation": confirmation,
+    # Every pass's value, also those past where the gate would have stopped a variant: the spreads come from them.
+    values = {label: {outcome.key.name: [value for *_, value in outcome.log_ratios[label]] for outcome in outcomes
+                      if outcome.problem is None} for label in labels[1:]}
+    path.write_text(json.dumps({"threshold": options.threshold, "neighbour": options.neighbour,
+                                "passes": options.passes or "the gate's", "budget_s": options.budget,
+                                "screening": screening, "confirmation": confirmation, "values": values,
                                 "factors": {version.label: dict(version.env).get(SLOWDOWN_VARIABLE, "") for version in versions}}, indent=1))
     return path
 
@@ -118,8 +128,8 @@ def true_factors(out: Path, options) -> Path:
             control = Version(CONTROL, "the working tree", ROOT, sys.executable)
             outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
                                        options.seed, TRUE_FACTOR_PASSES, lambda text: print(f"  {name}: {text}", flush=True))
-            found[version.label] = {row["benchmark"]: row for row in stages.verdicts(
-                outcomes, version.label, options.threshold, FALSE_ALARM_RATE)}
+            each = stages.fixed(stages.Stopping(options.threshold, per_run=False), TRUE_FACTOR_PASSES)
+            found[version.label] = {row["benchmark"]: row for row in stages.verdicts(outcomes, version.label, each)}
     target = out / "true-factors.json"
     target.write_text(json.dumps(found, indent=1))
     return target
@@ -156,16 +166,26 @@ def tallies(repeats: list[dict]) -> dict:
 
 
 def pass_spreads(repeats: list[dict]) -> dict:
-    """benchmark -> the standard deviation of one pass's log ratio on identical copies, from each row's interval."""
-    squares = {}
+    """benchmark -> the standard deviation of one pass's log ratio on identical copies, over all their passes."""
+    variances = {}
+    for repeat in repeats:
+        for label, by_benchmark in repeat.get("values", {}).items():  # repeats before 2026-12-02 kept none
+            for name, values in by_benchmark.items():
+                if label.startswith("A/A") and len(values) > 1:
+                    variances.setdefault(name, []).append(statistics.variance(values))
+    return {name: math.sqrt(statistics.mean(found)) for name, found in variances.items()}
+
+
+def passes_taken(repeats: list[dict]) -> dict:
+    """kind and condition -> the screening passes each comparison of that kind was judged on."""
+    found = {}
     for repeat in repeats:
         for label, rows in repeat["screening"].items():
             for name, row in rows.items():
-                if label.startswith("A/A") and "high" in row and row["passes"] > 1:
-                    reach = math.log(row["high"] / row["ratio"])
-                    error = reach / t_quantile(1 - (1 - row["coverage"]) / 2, row["passes"])
-                    squares.setdefault(name, []).append(error ** 2 * row["passes"])
-    return {name: math.sqrt(sum(values) / len(values)) for name, values in squares.items()}
+                if "passes" in row:
+                    kind = kind_of(label, name) + (", noisy neighbour" if repeat["neighbour"] else ", quiet")
+                    found.setdefault(kind, []).append(row["passes"])
+    return found
 
 
 def passes_needed(spread: float, threshold: float, benchmarks: int) -> int | str:
@@ -183,9 +203,12 @@ def analyze(out: Path) -> str:
     lines = [f"{len(repeats)} repeats, {sum(repeat['neighbour'] for repeat in repeats)} of them under the noisy "
              f"neighbour, {', '.join(sorted({str(repeat['passes']) for repeat in repeats}))} screening passes each; "
              f"comparisons: REGRESSION in the screen / confirmed alone, then IMPROVEMENT and INCONCLUSIVE"]
+    taken = passes_taken(repeats)
     for kind, by_benchmark in sorted(tallies(repeats).items()):
         total = [sum(tally[index] for tally in by_benchmark.values()) for index in range(5)]
-        lines.append(f"{kind}: {total[1]} / {total[2]} of {total[0]}; {total[3]} improvements, {total[4]} inconclusive")
+        passes = taken.get(kind) or [0]
+        lines.append(f"{kind}: {total[1]} / {total[2]} of {total[0]}; {total[3]} improvements, {total[4]} inconclusive; "
+                     f"passes {min(passes)}-{max(passes)}, median {statistics.median(passes):g}")
         if kind.startswith(("identical", "benchmarks a code")):
             lines += [f"    flagged: {name} {tally[1]} in the screen, {tally[2]} confirmed"
                       for name, tally in by_benchmark.items() if tally[1]]
@@ -220,8 +243,11 @@ def main(argv=None) -> int:
                         help="factors of the slowed copies, comma-separated (default: 1.05,1.1,1.25; '' for none)")
     parser.add_argument("--code-regressions", action="store_true", help="add the real code regressions, in worktrees")
     parser.add_argument("--neighbour", action="store_true", help="a bounded load on the other CPU all through")
-    parser.add_argument("--passes", type=int, default=stages.MIN_PASSES,
-                        help=f"screening passes, the gate's fewest (default: {stages.MIN_PASSES})")
+    parser.add_argument("--passes", type=int, help="exactly this many screening passes (default: the gate's rule: "
+                        f"{stages.MIN_PASSES}, then more for the undecided while the budget lasts)")
+    parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
+                        help="the gate's screening budget, for two versions: the study's passes of n versions get n/2 "
+                             "times it (default: %(default)s)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
