@@ -8,7 +8,8 @@ not the round, is the unit, so the interval holds whatever a process carries for
 
 - REGRESSION: the interval lies above 1 and the ratio is past half the threshold: significantly slower, and
   by enough to matter. The interval's level is Bonferroni's over the benchmarks, so that at most
-  FALSE_ALARM_RATE of gate runs on two identical versions flag any benchmark at all.
+  FALSE_ALARM_RATE of gate runs on two identical versions flag any benchmark at all (nominally: the gate looks
+  again at each pass past the fewest, perf/gate/stages.py; the noise study measures the rate).
 - IMPROVEMENT: the mirror image.
 - PASS: a slowdown of the threshold is ruled out, one-sided at RULED_OUT.
 - INCONCLUSIVE: none of these; the row says the smallest slowdown the run could have detected.
