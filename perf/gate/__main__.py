@@ -75,9 +75,7 @@ def main(argv=None) -> int:
                 candidate = candidate.with_env(**{SLOWDOWN_VARIABLE: options.candidate_slowdown})
             versions = [baseline, candidate]
             solvers = options.solvers.split(",") if options.solvers else None
-            screen = stages.Stopping(options.threshold, budget_s=options.budget)
-            if options.passes:
-                screen = stages.fixed(screen, options.passes)
+            screen = stages.screening(options.threshold, options.budget, options.passes)
             outcomes = stages.screened(versions, options.threads, solvers, options.devices.split(","), profile, screen,
                                        seed, say)
             rows = stages.verdicts(outcomes, candidate.label, screen)

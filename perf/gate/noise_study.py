@@ -98,9 +98,7 @@ def record(repeat: int, out: Path, options) -> Path:
         labels = [version.label for version in versions]
         cpu = int(options.cpu)
         load = noisy_neighbour(cpu, seed=repeat) if options.neighbour else nullcontext()
-        screen = stages.Stopping(options.threshold, budget_s=options.budget)
-        if options.passes:
-            screen = stages.fixed(screen, options.passes)
+        screen = stages.screening(options.threshold, options.budget, options.passes)
         with load:
             outcomes = stages.measured(versions, options.threads, chosen(solvers, profile), profile,
                                        options.seed + repeat, screen.max_passes, say, screen)
@@ -146,22 +144,27 @@ def kind_of(label: str, name: str) -> str:
     return label if name.split("-")[0] in regression[4] else "benchmarks a code regression leaves alone"
 
 
+def comparisons(repeats: list[dict]):
+    """(kind and condition, variant label, benchmark, its screening row, its repeat) of every comparison made."""
+    for repeat in repeats:
+        condition = ", noisy neighbour" if repeat["neighbour"] else ", quiet"
+        for label, rows in repeat["screening"].items():
+            for name, row in rows.items():
+                if row["verdict"] not in ("skipped", "new", "missing"):
+                    yield kind_of(label, name) + condition, label, name, row, repeat
+
+
 def tallies(repeats: list[dict]) -> dict:
     """kind and condition -> benchmark -> [comparisons, flagged in the screen, confirmed, improvements, inconclusive]."""
     found = {}
-    for repeat in repeats:
-        for label, rows in repeat["screening"].items():
-            for name, row in rows.items():
-                if row["verdict"] in ("skipped", "new", "missing"):
-                    continue
-                kind = kind_of(label, name) + (", noisy neighbour" if repeat["neighbour"] else ", quiet")
-                tally = found.setdefault(kind, {}).setdefault(name, [0, 0, 0, 0, 0])
-                again = repeat["confirmation"].get(label, {}).get(name, {}).get("verdict")
-                tally[0] += 1
-                tally[1] += row["verdict"] == "regression"
-                tally[2] += row["verdict"] == "regression" and again == "regression"
-                tally[3] += row["verdict"] == "improvement"
-                tally[4] += row["verdict"] == "inconclusive"
+    for kind, label, name, row, repeat in comparisons(repeats):
+        tally = found.setdefault(kind, {}).setdefault(name, [0, 0, 0, 0, 0])
+        again = repeat["confirmation"].get(label, {}).get(name, {}).get("verdict")
+        tally[0] += 1
+        tally[1] += row["verdict"] == "regression"
+        tally[2] += row["verdict"] == "regression" and again == "regression"
+        tally[3] += row["verdict"] == "improvement"
+        tally[4] += row["verdict"] == "inconclusive"
     return found
 
 
@@ -169,7 +172,7 @@ def pass_spreads(repeats: list[dict]) -> dict:
     """benchmark -> the standard deviation of one pass's log ratio on identical copies, over all their passes."""
     variances = {}
     for repeat in repeats:
-        for label, by_benchmark in repeat.get("values", {}).items():  # repeats before 2026-12-02 kept none
+        for label, by_benchmark in repeat.get("values", {}).items():  # repeats from before 6463890 kept none
             for name, values in by_benchmark.items():
                 if label.startswith("A/A") and len(values) > 1:
                     variances.setdefault(name, []).append(statistics.variance(values))
@@ -179,12 +182,9 @@ def pass_spreads(repeats: list[dict]) -> dict:
 def passes_taken(repeats: list[dict]) -> dict:
     """kind and condition -> the screening passes each comparison of that kind was judged on."""
     found = {}
-    for repeat in repeats:
-        for label, rows in repeat["screening"].items():
-            for name, row in rows.items():
-                if "passes" in row:
-                    kind = kind_of(label, name) + (", noisy neighbour" if repeat["neighbour"] else ", quiet")
-                    found.setdefault(kind, []).append(row["passes"])
+    for kind, _, _, row, _ in comparisons(repeats):
+        if "passes" in row:  # an error has none
+            found.setdefault(kind, []).append(row["passes"])
     return found
 
 

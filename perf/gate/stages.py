@@ -62,6 +62,12 @@ def fixed(stopping: Stopping, passes: int) -> Stopping:
     return replace(stopping, min_passes=passes, max_passes=passes)
 
 
+def screening(threshold: float, budget_s: float = DEFAULT_BUDGET_S, passes: int | None = None) -> Stopping:
+    """The screen's stopping: the gate's rule within budget_s, or exactly `passes` passes."""
+    screen = Stopping(threshold, budget_s=budget_s)
+    return fixed(screen, passes) if passes else screen
+
+
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, passes: int, progress=print,
              stopping: Stopping | None = None) -> list[Outcome]:
     """Up to `passes` passes of fresh workers over the benchmarks: Keys, or a function of the first pass's workers
@@ -141,12 +147,12 @@ def flagged_keys(outcomes: list[Outcome], rows: list[dict]) -> list:
 
 
 def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[dict], profile, threshold: float,
-              seed: int, progress=print, stopping: Stopping | None = None) -> list[dict]:
+              seed: int, progress=print) -> list[dict]:
     """rows with each flagged benchmark measured again alone (confirmation): confirmed, it keeps its verdict;
     unconfirmed, it is reported as such and does not fail."""
     candidate = versions[-1].label
     second = confirmation(versions, threads, {candidate: flagged_keys(outcomes, rows)}, profile,
-                          stopping or confirming(threshold), seed, progress).get(candidate, {})
+                          confirming(threshold), seed, progress).get(candidate, {})
     final = []
     for row in rows:
         if (check := second.get(row["benchmark"])) is None:
