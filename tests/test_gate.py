@@ -384,17 +384,41 @@ def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
     assert len(counted) == stages.MIN_PASSES
 
 
-def test_a_variant_timed_past_its_stop_is_judged_where_the_gate_alone_would_have_stopped_it():
-    screen = stages.Stopping(0.10, min_passes=4)
-    steady = [0.3, 0.31, 0.29, 0.3]  # 1.35x, decided at the fourth pass
-    later = [-0.3] * 6  # what passes timed for another variant's sake said after
-    assert screen.stopped(steady + later, live=1) == steady
-    assert screen.judged(screen.stopped(steady + later, live=1), live=1)["verdict"] == "regression"
-    noisy = [0.3, -0.2, 0.25, -0.1, 0.2, 0.1]
-    assert screen.stopped(noisy, live=1) == noisy  # never decided: all of them, as the budget ends it
-    assert stages.fixed(screen, 6).stopped(steady + later, live=1) == steady + later[:2]
-    # The screen's false-alarm rate is over its benchmarks, the confirmation's per benchmark.
-    assert screen.alpha(36) == pytest.approx(0.05 / 36) and stages.confirming(0.10).alpha(36) == 0.05
+def test_each_variant_timed_in_the_same_passes_is_judged_on_the_passes_its_own_gate_would_have_given(monkeypatch):
+    jitter = random.Random(5)
+
+    def seconds(solver, label, index):
+        if label == "noisy":  # never decided: its gate times it to the most passes
+            return 1e-4 * math.exp(jitter.gauss(0, 0.5))
+        return 1e-4 * (1 + 0.01 * jitter.random()) * (1.5 if label == "slower" else 1.0)
+
+    @contextmanager
+    def started_for_pass(versions, threads, pass_index, solvers=None):
+        log = []
+        yield {version.label: FakeWorker(cpu_only("numpy_lean"), version.label, seconds=seconds, log=log)
+               for version in versions}
+
+    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "slower", "noisy")]
+    screen = stages.Stopping(0.10, max_passes=12)
+    outcomes = stages.measured(versions, 1, [Key("numpy_lean", "cpu", 1000)], QUICK, 1, screen, lambda text: None)
+    (outcome,) = outcomes
+    # Timed 12 times for the noisy copy's sake; the slower one's gate would have stopped it, decided, at the 8th.
+    assert len(outcome.log_ratios["slower"]) == 12 and outcome.gate_passes == {"slower": stages.MIN_PASSES, "noisy": 12}
+    (row,) = stages.verdicts(outcomes, "slower", screen)
+    assert row["verdict"] == "regression" and row["passes"] == stages.MIN_PASSES
+    assert stages.verdicts(outcomes, "noisy", screen)[0]["passes"] == 12
+
+
+def test_the_screen_judges_at_its_rate_over_all_benchmarks_and_the_confirmation_per_flag_with_time_for_each():
+    screen, again = stages.Stopping(0.10), stages.confirming(0.10)
+    assert screen.alpha(36) == pytest.approx(0.05 / 36) and again.alpha(36) == 0.05
+    undecided = [0.3, -0.2, 0.25, -0.1, 0.2, 0.1]
+    spent_s = stages.CONFIRMATION_BUDGET_S + 10  # past the budget of one flag, not of many
+    assert not again.keeps(undecided, 6, spent_s, benchmarks=1, live=1)
+    assert again.keeps(undecided, 6, spent_s, benchmarks=10, live=10)
+    assert not again.keeps(undecided, stages.CONFIRMATION_MAX_PASSES, 0, benchmarks=1, live=1)
+    assert again.keeps([0.0] * 2, 2, 1e9, benchmarks=1, live=1)  # the fewest passes, whatever the clock
 
 
 def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gates_power():

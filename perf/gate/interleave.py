@@ -17,6 +17,7 @@ it takes about ROUND_S (perf.measure.solver_runs.round_plan).
 import math
 import random
 import statistics
+import time
 from dataclasses import dataclass, field
 
 from perf.gate.versions import GateError
@@ -42,6 +43,13 @@ class Outcome:
     # version label -> [(pass, the median of the trial's rounds in seconds)]; every version has them
     round_s: dict = field(default_factory=dict)
     problem: str | None = None  # "missing", "new", "error: ...", "skipped: ..."
+    # version label -> how many of the passes its own gate would have timed (perf/gate/stages.py measured): the
+    # noise study times several versions in the same passes, each as long as some version needs it; none: all
+    gate_passes: dict = field(default_factory=dict)
+
+    def values(self, label: str) -> list[float]:
+        """The label's log ratios, pass by pass, as far as its own gate would have timed them."""
+        return [value for *_, value in self.log_ratios[label]][:self.gate_passes.get(label)]
 
 
 def listings(workers: dict, only: list[str] | None = None) -> dict:
@@ -104,14 +112,19 @@ def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Out
 
 
 def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_index: int, rng: random.Random,
-             starts: dict) -> None:
-    """One pass on freshly started workers: one trial of every live outcome on every version. labels: the versions,
-    the baseline first; starts: benchmark -> the offset of its first opener, drawn once per benchmark and run, so
-    that over the passes each version opens it first as often as the others (one apart when the count is odd)."""
+             starts: dict) -> dict:
+    """One pass on freshly started workers: one trial of every live outcome on every version; Key -> the seconds
+    each took. labels: the versions, the baseline first; starts: benchmark -> the offset of its first opener, drawn
+    once per benchmark and run, so that over the passes each version opens it first as often as the others (one
+    apart when the count is odd)."""
     live = [outcome for outcome in outcomes if outcome.problem is None]
+    seconds = {}
     for outcome in rng.sample(live, len(live)):
         first = (starts.setdefault(outcome.key, rng.randrange(len(labels))) + pass_index) % len(labels)
+        began = time.perf_counter()
         trial(workers, labels[first:] + labels[:first], labels[0], outcome, pass_index)
+        seconds[outcome.key] = time.perf_counter() - began
+    return seconds
 
 
 def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):

@@ -10,9 +10,9 @@ Each repeat times, in the same passes as the gate times its two versions (perf/g
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
 is slowed for real by a factor (FSSGD_SLOWDOWN, a busy wait inside the call), and with
 --code-regressions real changes to the solvers' code, checked out in worktrees (CODE_REGRESSIONS).
-The passes follow the gate's rule: 8, then more for the benchmarks some variant has not yet decided,
-while the gate's budget lasts (stretched by the number of versions, which a pass times); each variant is
-judged on its passes up to where the gate, timing it alone, would have stopped (stages.Stopping.stopped).
+The passes follow the gate's rule for every variant at once: each variant keeps the clock of its own gate
+(stages.measured), which times it alone beside the control, and a benchmark is timed in a pass while some
+variant's gate would time it; each variant is judged on the passes its own gate gave the benchmark.
 Every flagged (variant, benchmark) is then measured again alone, as the gate confirms. A REGRESSION on
 an identical copy is a false alarm, one on a slowed or changed copy a catch. With --neighbour a
 bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.py).
@@ -101,7 +101,7 @@ def record(repeat: int, out: Path, options) -> Path:
         screen = stages.screening(options.threshold, options.budget, options.passes)
         with load:
             outcomes = stages.measured(versions, options.threads, chosen(solvers, profile), profile,
-                                       options.seed + repeat, screen.max_passes, say, screen)
+                                       options.seed + repeat, screen, say)
             screening = {label: stages.verdicts(outcomes, label, screen) for label in labels[1:]}
             flagged = {label: stages.flagged_keys(outcomes, rows) for label, rows in screening.items()}
             confirmation = stages.confirmation(versions, options.threads, flagged, profile,
@@ -124,9 +124,9 @@ def true_factors(out: Path, options) -> Path:
     for name, path, old, new, slowed in CODE_REGRESSIONS:
         with code_regression(name, path, old, new) as version:
             control = Version(CONTROL, "the working tree", ROOT, sys.executable)
-            outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
-                                       options.seed, TRUE_FACTOR_PASSES, lambda text: print(f"  {name}: {text}", flush=True))
             each = stages.fixed(stages.Stopping(options.threshold, per_run=False), TRUE_FACTOR_PASSES)
+            outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
+                                       options.seed, each, lambda text: print(f"  {name}: {text}", flush=True))
             found[version.label] = {row["benchmark"]: row for row in stages.verdicts(outcomes, version.label, each)}
     target = out / "true-factors.json"
     target.write_text(json.dumps(found, indent=1))
@@ -246,8 +246,8 @@ def main(argv=None) -> int:
     parser.add_argument("--passes", type=int, help="exactly this many screening passes (default: the gate's rule: "
                         f"{stages.MIN_PASSES}, then more for the undecided while the budget lasts)")
     parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
-                        help="the gate's screening budget, for two versions: the study's passes of n versions get n/2 "
-                             "times it (default: %(default)s)")
+                        help="the screening budget of each variant's own gate, which times two versions: a pass of n "
+                             "versions counts 2/n of its time to each (default: %(default)s)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)

@@ -278,7 +278,8 @@ def main(argv=None) -> int:
             keys = [Key(name, "cpu", n) for name in options.solvers.split(",") for n in profile.sizes]
             print(f"releases: {', '.join(labels)}; {len(keys)} benchmarks, {options.passes} passes, seed {seed}",
                   flush=True)
-            outcomes = stages.measured(list(versions), options.threads, keys, profile, seed, options.passes,
+            outcomes = stages.measured(list(versions), options.threads, keys, profile, seed,
+                                       stages.fixed(stages.Stopping(), options.passes),
                                        lambda text: print(f"releases: {text}", flush=True))
     except GateError as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, replace
 
 from perf.gate.interleave import Outcome, benchmarks_of, listings, prepared_outcomes, run_pass, started_for_pass
-from perf.gate.verdict import FALSE_ALARM_RATE, judged
+from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, judged
 
 MIN_PASSES = 8  # every live benchmark's passes before any may stop
 MAX_PASSES = 40
@@ -22,19 +22,24 @@ DEFAULT_BUDGET_S = 480  # no new screening pass starts after this; confirmation 
 # MIN_PASSES cost little: only the benchmarks still undecided are timed.
 CONFIRMATION_MIN_PASSES = 6
 CONFIRMATION_MAX_PASSES = 24
-CONFIRMATION_BUDGET_S = 180
+# The confirmation's budget grows with its flags, so that many flags at once (a slowdown of everything) get about
+# as many passes each as one alone does; a pass costs a few seconds plus under a second per benchmark.
+CONFIRMATION_BUDGET_S = 150
+CONFIRMATION_BUDGET_S_PER_FLAG = 4
 
 
 @dataclass(frozen=True)
 class Stopping:
     """When a stage stops measuring a benchmark: once decided, past min_passes; or when max_passes or the budget
     (no pass starts after it) is spent. per_run: the false-alarm rate is over all the stage's benchmarks (the
-    screen), else per benchmark (the confirmation)."""
-    threshold: float
+    screen), else per benchmark (the confirmation). The budget is budget_s, and budget_s_per_benchmark more for
+    each benchmark the stage measures."""
+    threshold: float = DEFAULT_THRESHOLD
     min_passes: int = MIN_PASSES
     max_passes: int = MAX_PASSES
     budget_s: float = DEFAULT_BUDGET_S
     per_run: bool = True
+    budget_s_per_benchmark: float = 0.0
 
     def alpha(self, live: int) -> float:
         return FALSE_ALARM_RATE / max(1, live) if self.per_run else FALSE_ALARM_RATE
@@ -45,16 +50,11 @@ class Stopping:
     def decided(self, values: list[float], live: int) -> bool:
         return len(values) >= self.min_passes and self.judged(values, live)["verdict"] != "inconclusive"
 
-    def stopped(self, values: list[float], live: int) -> list[float]:
-        """values up to the pass this stage stops a benchmark at, had it been measured alone: where the noise study
-        times several variants in the same passes, each is judged as the gate would have judged it."""
-        values = values[:self.max_passes]
-        return next((values[:count] for count in range(self.min_passes, len(values) + 1)
-                     if self.decided(values[:count], live)), values)
-
-    def still_open(self, outcome: Outcome, pass_index: int, elapsed_s: float, live: int) -> bool:
-        return pass_index < self.min_passes or elapsed_s <= self.budget_s and not all(
-            self.decided([value for *_, value in values], live) for values in outcome.log_ratios.values())
+    def keeps(self, values: list[float], pass_index: int, spent_s: float, benchmarks: int, live: int) -> bool:
+        """Whether a gate that has spent spent_s on its passes of `benchmarks` times one with these values again."""
+        return pass_index < self.min_passes or (
+            pass_index < self.max_passes and spent_s <= self.budget_s + self.budget_s_per_benchmark * benchmarks
+            and not self.decided(values, live))
 
 
 def fixed(stopping: Stopping, passes: int) -> Stopping:
@@ -68,30 +68,47 @@ def screening(threshold: float, budget_s: float = DEFAULT_BUDGET_S, passes: int 
     return fixed(screen, passes) if passes else screen
 
 
-def measured(versions: list, threads: int, benchmarks, profile, seed: int, passes: int, progress=print,
-             stopping: Stopping | None = None) -> list[Outcome]:
-    """Up to `passes` passes of fresh workers over the benchmarks: Keys, or a function of the first pass's workers
-    giving them; with stopping, the later passes measure only the benchmarks it keeps open."""
-    rng, starts, began = random.Random(seed), {}, time.perf_counter()
+def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopping: Stopping, progress=print,
+             flagged: dict | None = None) -> list[Outcome]:
+    """Passes of fresh workers over the benchmarks (Keys, or a function of the first pass's workers giving them), each
+    pass timing those that stopping keeps open for some candidate: every version but the first, each measured on its
+    flagged benchmarks (label -> [Key]; default: all). Each candidate keeps the clock of its own gate, which would
+    time it beside the first version alone: a pass's fixed cost and the trials of the benchmarks open for it, at
+    2/len(versions) of what they took here; outcome.gate_passes says how many passes that gate gave the benchmark."""
+    rng, starts = random.Random(seed), {}
     labels = [version.label for version in versions]
+    spent = dict.fromkeys(labels[1:], 0.0)
     outcomes = []
-    for pass_index in range(passes):
-        # The budget is a gate's, which times two versions: n versions in the same passes take n/2 times as long.
-        elapsed_s = (time.perf_counter() - began) * 2 / len(versions)
+
+    def wanted(label: str) -> list[Outcome]:
+        return [outcome for outcome in outcomes if outcome.problem is None
+                and (flagged is None or outcome.key in flagged[label])]
+
+    for pass_index in range(stopping.max_passes):
         live = sum(outcome.problem is None for outcome in outcomes)
-        active = [outcome for outcome in outcomes if outcome.problem is None
-                  and (stopping is None or stopping.still_open(outcome, pass_index, elapsed_s, live))]
+        open_for = {label: [outcome for outcome in mine if stopping.keeps(
+            outcome.values(label), pass_index, spent[label], len(mine), live)] for label in labels[1:]
+            for mine in [wanted(label)]}
+        active = list({id(outcome): outcome for mine in open_for.values() for outcome in mine}.values())
         if pass_index and not active:
             break
         keys = [outcome.key for outcome in active] if pass_index else benchmarks
         solvers = None if callable(keys) else sorted({key.solver for key in keys})  # None: every solver
+        began = time.perf_counter()
         with started_for_pass(versions, threads, pass_index, solvers) as workers:
             if not pass_index:
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers) if callable(benchmarks) else benchmarks,
                                                       profile)
-            run_pass(workers, labels, active, pass_index, rng, starts)
+                open_for = {label: wanted(label) for label in labels[1:]}
+            trial_s = run_pass(workers, labels, active, pass_index, rng, starts)
+        fixed_s = time.perf_counter() - began - sum(trial_s.values())
+        for label, mine in open_for.items():
+            if mine:  # else that candidate's gate has ended: it runs no pass
+                spent[label] += (fixed_s + sum(trial_s.get(outcome.key, 0.0) for outcome in mine)) * 2 / len(versions)
+            for outcome in mine:
+                outcome.gate_passes[label] = outcome.gate_passes.get(label, 0) + 1
         progress(f"pass {pass_index + 1}: {sum(outcome.problem is None for outcome in active)} benchmarks, "
-                 f"{time.perf_counter() - began:.0f} s")
+                 f"{time.perf_counter() - began:.0f} s, " + ", ".join(f"{label} {spent_s:.0f} s" for label, spent_s in spent.items()))
     return outcomes
 
 
@@ -101,7 +118,7 @@ def screened(versions: list, threads: int, solvers: list[str] | None, devices: l
     def chosen(workers):
         return benchmarks_of(listings(workers, solvers), solvers, devices, profile)
 
-    return measured(versions, threads, chosen, profile, seed, stopping.max_passes, progress, stopping)
+    return measured(versions, threads, chosen, profile, seed, stopping, progress)
 
 
 def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[dict]:
@@ -113,14 +130,15 @@ def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> lis
         if outcome.problem:
             rows.append({**row, "verdict": outcome.problem.split(":")[0].split(" ")[0], "why": outcome.problem})
         else:
-            values = stopping.stopped([value for *_, value in outcome.log_ratios[candidate]], live)
-            rows.append({**row, **stopping.judged(values, live)})
+            rows.append({**row, **stopping.judged(outcome.values(candidate), live)})
     return rows
 
 
 def confirming(threshold: float) -> Stopping:
-    """The confirmation's stopping: fewer passes before any stops, a budget of its own, FALSE_ALARM_RATE per benchmark."""
-    return Stopping(threshold, CONFIRMATION_MIN_PASSES, CONFIRMATION_MAX_PASSES, CONFIRMATION_BUDGET_S, per_run=False)
+    """The confirmation's stopping: fewer passes before any stops, a budget of its own that grows with the flags,
+    FALSE_ALARM_RATE per benchmark."""
+    return Stopping(threshold, CONFIRMATION_MIN_PASSES, CONFIRMATION_MAX_PASSES, CONFIRMATION_BUDGET_S, per_run=False,
+                    budget_s_per_benchmark=CONFIRMATION_BUDGET_S_PER_FLAG)
 
 
 def confirmation(versions: list, threads: int, flagged: dict, profile, stopping: Stopping, seed: int,
@@ -132,8 +150,8 @@ def confirmation(versions: list, threads: int, flagged: dict, profile, stopping:
     keys = list(dict.fromkeys(key for version in confirming[1:] for key in flagged[version.label]))
     if not keys:
         return {}
-    again = measured(confirming, threads, keys, profile, seed, stopping.max_passes,
-                     lambda text: progress(f"confirmation {text}"), stopping)
+    again = measured(confirming, threads, keys, profile, seed, stopping, lambda text: progress(f"confirmation {text}"),
+                     {version.label: flagged[version.label] for version in confirming[1:]})
     found = {}
     for version in confirming[1:]:
         names = {key.name for key in flagged[version.label]}
