@@ -459,3 +459,33 @@ def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_takes_a_pas
     assert found["benchmarks a code regression leaves alone, noisy neighbour"]["numpy_loop-cpu-n1000"][:3] == [1, 1, 1]
     assert not any(kind.startswith("slowed") for kind in found)
     assert pass_spreads([repeat])["numpy_loop-cpu-n1000"] == pytest.approx(statistics.stdev(values))
+
+
+def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):
+    now = [0.0]
+    jitter = random.Random(11)
+    noisy = {"A": "numpy_lean", "B": "numpy_loop"}  # what each candidate cannot decide
+
+    def seconds(solver, label, index):
+        if solver == "numpy_loop":
+            now[0] += 1.0  # a round of numpy_loop takes a second on the gate's clock, numpy_lean's none
+        spread = 0.5 if noisy.get(label) == solver else 0.01
+        return 1e-4 * math.exp(jitter.gauss(0, spread))
+
+    @contextmanager
+    def started_for_pass(versions, threads, pass_index, solvers=None):
+        log = []
+        yield {version.label: FakeWorker(cpu_only("numpy_loop", "numpy_lean"), version.label, seconds=seconds, log=log)
+               for version in versions}
+
+    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
+    keys = [Key("numpy_loop", "cpu", 1000), Key("numpy_lean", "cpu", 1000)]
+    # A pass's numpy_loop trial: 6 rounds on each of 3 versions, 18 s, of which a two-version gate would spend 12.
+    screen = stages.Stopping(0.10, max_passes=20, budget_s=100)
+    loop, lean = stages.measured(versions, 1, keys, QUICK, 1, screen, lambda text: None)
+    # A decided numpy_loop in 8 passes (96 s), then timed only numpy_lean, which costs nothing: 20 passes.
+    assert loop.gate_passes["A"] == stages.MIN_PASSES and lean.gate_passes["A"] == 20
+    # B went on with numpy_loop: one pass more starts within its 100 s, none after.
+    assert loop.gate_passes["B"] == stages.MIN_PASSES + 1 and lean.gate_passes["B"] == stages.MIN_PASSES

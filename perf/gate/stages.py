@@ -86,9 +86,11 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
 
     for pass_index in range(stopping.max_passes):
         live = sum(outcome.problem is None for outcome in outcomes)
-        open_for = {label: [outcome for outcome in mine if stopping.keeps(
-            outcome.values(label), pass_index, spent[label], len(mine), live)] for label in labels[1:]
-            for mine in [wanted(label)]}
+        open_for = {}
+        for label in labels[1:]:
+            mine = wanted(label)
+            open_for[label] = [outcome for outcome in mine
+                               if stopping.keeps(outcome.values(label), pass_index, spent[label], len(mine), live)]
         active = list({id(outcome): outcome for mine in open_for.values() for outcome in mine}.values())
         if pass_index and not active:
             break
