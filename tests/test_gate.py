@@ -197,6 +197,21 @@ def fake_passes(monkeypatch):
 VERSIONS = [Version("baseline", "a", ROOT, sys.executable), Version("candidate", "b", ROOT, sys.executable)]
 
 
+def fake_workers_for_every_version(monkeypatch, listing, seconds):
+    """stages' passes on fake workers, a fresh one per version whatever its label, answering with these round
+    times. Returns the (labels, solvers) each pass started its workers with."""
+    started = []
+
+    @contextmanager
+    def started_for_pass(versions, threads, pass_index, solvers=None):
+        started.append(([version.label for version in versions], solvers))
+        log = []
+        yield {version.label: FakeWorker(listing, version.label, seconds=seconds, log=log) for version in versions}
+
+    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    return started
+
+
 def test_the_screen_stops_once_a_threshold_slowdown_is_ruled_out_for_every_benchmark(fake_passes):
     jitter = random.Random(3)
     counted = fake_passes(lambda solver, label, index: 1e-4 * (1 + 0.01 * jitter.random()))
@@ -258,16 +273,8 @@ def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_pa
 
 
 def test_confirmation_measures_each_version_only_on_its_own_flags_beside_the_baseline(monkeypatch):
-    started = []
-
-    @contextmanager
-    def started_for_pass(versions, threads, pass_index, solvers=None):
-        started.append(([version.label for version in versions], solvers))
-        log, slower = [], lambda solver, label, index: 1e-4 * (1.5 if label == "A" else 1.0)
-        yield {version.label: FakeWorker(cpu_only("numpy_loop", "numpy_lean"), version.label, seconds=slower, log=log)
-               for version in versions}
-
-    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"),
+                                             lambda solver, label, index: 1e-4 * (1.5 if label == "A" else 1.0))
     versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
     lean = Key("numpy_lean", "cpu", 1000)
     found = stages.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, stages.confirming(0.10), seed=3,
@@ -392,13 +399,7 @@ def test_each_variant_timed_in_the_same_passes_is_judged_on_the_passes_its_own_g
             return 1e-4 * math.exp(jitter.gauss(0, 0.5))
         return 1e-4 * (1 + 0.01 * jitter.random()) * (1.5 if label == "slower" else 1.0)
 
-    @contextmanager
-    def started_for_pass(versions, threads, pass_index, solvers=None):
-        log = []
-        yield {version.label: FakeWorker(cpu_only("numpy_lean"), version.label, seconds=seconds, log=log)
-               for version in versions}
-
-    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), seconds)
     versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "slower", "noisy")]
     screen = stages.Stopping(0.10, max_passes=12)
     outcomes = stages.measured(versions, 1, [Key("numpy_lean", "cpu", 1000)], QUICK, 1, screen, lambda text: None)
@@ -472,13 +473,7 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
         spread = 0.5 if noisy.get(label) == solver else 0.01
         return 1e-4 * math.exp(jitter.gauss(0, spread))
 
-    @contextmanager
-    def started_for_pass(versions, threads, pass_index, solvers=None):
-        log = []
-        yield {version.label: FakeWorker(cpu_only("numpy_loop", "numpy_lean"), version.label, seconds=seconds, log=log)
-               for version in versions}
-
-    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"), seconds)
     monkeypatch.setattr(time, "perf_counter", lambda: now[0])
     versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
     keys = [Key("numpy_loop", "cpu", 1000), Key("numpy_lean", "cpu", 1000)]

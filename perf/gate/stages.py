@@ -23,7 +23,7 @@ DEFAULT_BUDGET_S = 480  # no new screening pass starts after this; confirmation 
 CONFIRMATION_MIN_PASSES = 6
 CONFIRMATION_MAX_PASSES = 24
 # The confirmation's budget grows with its flags, so that many flags at once (a slowdown of everything) get about
-# as many passes each as one alone does; a pass costs a few seconds plus under a second per benchmark.
+# as many passes each as one alone does: a pass costs a fixed start-up plus a trial per benchmark in it.
 CONFIRMATION_BUDGET_S = 150
 CONFIRMATION_BUDGET_S_PER_FLAG = 4
 
