@@ -462,6 +462,24 @@ def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_takes_a_pas
     assert pass_spreads([repeat])["numpy_loop-cpu-n1000"] == pytest.approx(statistics.stdev(values))
 
 
+def test_slowed_groups_split_the_solvers_into_copies_each_counted_as_slowed_only_where_it_slows():
+    from perf.gate.noise_study import kind_of, slowed_copies
+    from perf.measure.trials import slowdown_factors
+
+    names = ["numpy_loop", "tf1_feed_dict", "tf1_while_loop", "numba_fused", "jax_step"]
+    copies = slowed_copies(1.1, 2, ",".join(names))
+    slowed = [slowdown_factors(spec) for _, spec in copies]
+    assert [label for label, _ in copies] == ["x1.1 (1 of 2)", "x1.1 (2 of 2)"]
+    assert sorted(name for factors in slowed for name in factors) == sorted(names)  # each solver in one group
+    assert all(set(factors.values()) == {1.1} for factors in slowed)
+    assert slowed_copies(1.25, 1, ",".join(names)) == [("x1.25", "*=1.25")]
+    label, spec = copies[0]
+    assert kind_of(label, "numpy_loop-cpu-n1000", spec) == "slowed 1.1x, a group of solvers at a time"
+    assert kind_of(label, "tf1_feed_dict-cpu-n1000", spec) == "benchmarks a slowdown of other solvers leaves alone"
+    assert kind_of("x1.25", "tf1_feed_dict-cpu-n1000", "*=1.25") == "slowed 1.25x"
+    assert kind_of("x1.1", "tf1_feed_dict-cpu-n1000") == "slowed 1.1x"  # a repeat from before it kept its factors
+
+
 def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):
     now = [0.0]
     jitter = random.Random(11)

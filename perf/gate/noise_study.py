@@ -3,12 +3,14 @@
     python -m perf.gate.noise_study --repeats 3 --out .noise-study               # control, copies, slowed copies
     python -m perf.gate.noise_study --repeats 1 --out .noise-study --neighbour   # the same under a noisy neighbour
     python -m perf.gate.noise_study --repeats 2 --out .noise-study --code-regressions --slowdowns 1.1
+    python -m perf.gate.noise_study --out .noise-study --slowdowns 1.1 --slowed-groups 3   # a third slowed at a time
     python -m perf.gate.noise_study --true-factors --out .noise-study            # what the code regressions cost
     python -m perf.gate.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
 
 Each repeat times, in the same passes as the gate times its two versions (perf/gate/interleave.py),
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
-is slowed for real by a factor (FSSGD_SLOWDOWN, a busy wait inside the call), and with
+is slowed for real by a factor (FSSGD_SLOWDOWN, a busy wait inside the call: every solver at once, or with
+--slowed-groups K a copy per factor and group that slows one of K groups of the solvers), and with
 --code-regressions real changes to the solvers' code, checked out in worktrees (CODE_REGRESSIONS).
 The passes follow the gate's rule for every variant at once: each variant keeps the clock of its own gate
 (stages.measured), which times it alone beside the control, and a benchmark is timed in a pass while some
@@ -34,7 +36,7 @@ from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, POWER, t_quan
 from perf.gate.versions import ROOT, Version, git
 from perf.gate.worker import CPU_VARIABLE, GATE_THREADS
 from perf.measure.profiles import PROFILES
-from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
 from solvers.tensorflow_support import threads_argument
 
 CONTROL = "control"
@@ -76,12 +78,28 @@ def variants(options, stack: ExitStack) -> list[Version]:
     """The control first, then the identical copies, the slowed copies and the code regressions."""
     versions = [Version(CONTROL, "the working tree", ROOT, sys.executable)]
     versions += [Version(f"A/A-{copy + 1}", "the working tree", ROOT, sys.executable) for copy in range(options.identical)]
-    versions += [Version(f"x{factor:g}", "the working tree", ROOT, sys.executable).with_env(
-        **{SLOWDOWN_VARIABLE: f"*={factor:g}"}) for factor in options.slowdowns]
+    versions += [Version(label, "the working tree", ROOT, sys.executable).with_env(**{SLOWDOWN_VARIABLE: spec})
+                 for factor in options.slowdowns for label, spec in slowed_copies(factor, options.slowed_groups, options.solvers)]
     if options.code_regressions:
         versions += [stack.enter_context(code_regression(name, path, old, new))
                      for name, path, old, new, _ in CODE_REGRESSIONS]
     return versions
+
+
+def slowed_copies(factor: float, groups: int, solvers: str | None) -> list[tuple[str, str]]:
+    """(label, FSSGD_SLOWDOWN) of the copies slowed by factor: one slowing every solver, or one per group, each slowing
+    every groups-th of the solvers (default: the registry's) in turn, so that each group holds every kind. A gate
+    that times a few slowed benchmarks among many unchanged spends its passes past the fewest on those few; one with
+    every benchmark slowed must share them out."""
+    if groups == 1:
+        return [(f"x{factor:g}", f"*={factor:g}")]
+    if solvers is None:
+        import solvers as registry
+
+        solvers = ",".join(registry.REGISTRY)
+    names = solvers.split(",")
+    return [(f"x{factor:g} ({group + 1} of {groups})", ",".join(f"{name}={factor:g}" for name in names[group::groups]))
+            for group in range(min(groups, len(names)))]
 
 
 def chosen(solvers, profile):
@@ -133,13 +151,19 @@ def true_factors(out: Path, options) -> Path:
     return target
 
 
-def kind_of(label: str, name: str) -> str:
-    """What a comparison tests: an identical copy, a slowed copy, a benchmark a code regression slows, or one it leaves
-    alone (which, like an identical copy, must not be flagged)."""
+def kind_of(label: str, name: str, slowdown: str = "") -> str:
+    """What a comparison tests: an identical copy, a slowed copy (all solvers at once or a group of them), a benchmark
+    a code regression slows, or one a change leaves alone (which, like an identical copy, must not be flagged).
+    slowdown: the variant's FSSGD_SLOWDOWN."""
     if label.startswith("A/A"):
         return "identical copies (A/A)"
     if label.startswith("x"):
-        return f"slowed {label[1:]}x"
+        factors = slowdown_factors(slowdown or f"*={label[1:]}")  # a repeat that kept no factors slowed all
+        if "*" in factors:
+            return f"slowed {factors['*']:g}x"
+        solver = name.split("-")[0]
+        return f"slowed {factors[solver]:g}x, a group of solvers at a time" if solver in factors else \
+            "benchmarks a slowdown of other solvers leaves alone"
     regression = next(entry for entry in CODE_REGRESSIONS if label == f"code: {entry[0]}")
     return label if name.split("-")[0] in regression[4] else "benchmarks a code regression leaves alone"
 
@@ -151,7 +175,7 @@ def comparisons(repeats: list[dict]):
         for label, rows in repeat["screening"].items():
             for name, row in rows.items():
                 if row["verdict"] not in ("skipped", "new", "missing"):
-                    yield kind_of(label, name) + condition, label, name, row, repeat
+                    yield kind_of(label, name, repeat.get("factors", {}).get(label, "")) + condition, label, name, row, repeat
 
 
 def tallies(repeats: list[dict]) -> dict:
@@ -241,6 +265,9 @@ def main(argv=None) -> int:
     parser.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
     parser.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f), default=SLOWDOWNS,
                         help="factors of the slowed copies, comma-separated (default: 1.05,1.1,1.25; '' for none)")
+    parser.add_argument("--slowed-groups", type=int, default=1, metavar="K",
+                        help="a slowed copy per factor and group of the solvers, each slowing one of K groups "
+                             "(default: 1, every solver at once)")
     parser.add_argument("--code-regressions", action="store_true", help="add the real code regressions, in worktrees")
     parser.add_argument("--neighbour", action="store_true", help="a bounded load on the other CPU all through")
     parser.add_argument("--passes", type=int, help="exactly this many screening passes (default: the gate's rule: "
@@ -255,6 +282,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
     options = parser.parse_args(argv)
+    if options.slowed_groups < 1:
+        parser.error("--slowed-groups must be at least 1")
     import os
 
     options.cpu = options.cpu or os.environ.get(CPU_VARIABLE) or str(max(os.sched_getaffinity(0)))
