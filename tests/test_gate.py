@@ -7,6 +7,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import pytest
 
 from perf.gate import stages
 from perf.gate.__main__ import CANNOT_GATE, FAILED
-from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, Outcome, benchmarks_of, prepared_outcomes, run_pass
+from perf.gate.interleave import (ROUND_S, ROUNDS_PER_TRIAL, Outcome, benchmarks_of, prepared_outcomes, round_order,
+                                  run_pass)
 from perf.gate.neighbour import noisy_neighbour
 from perf.gate.stages import verdicts
 from perf.gate.verdict import failed, judged, ruled_out
@@ -127,6 +129,15 @@ def test_rounds_are_timed_in_turn_and_the_first_opener_alternates_from_pass_to_p
         assert rounds == [opener, *other, *other, opener] * (ROUNDS_PER_TRIAL // 2)
     assert [trial[0][0] for trial in trials].count("baseline") == 2
     assert [opened for _, opened, _ in outcome.log_ratios["candidate"]] == [trial[0][0] == "candidate" for trial in trials]
+
+
+@pytest.mark.parametrize("versions", [3, 4, 5, 6, 9])
+def test_with_more_versions_each_follows_every_other_in_its_rounds_equally_often(versions):
+    order = [f"v{index}" for index in range(versions)]
+    rows = [round_order(order, index) for index in range(2 * versions)]  # a whole design: n rows, 2n where n is odd
+    assert all(sorted(row) == sorted(order) for row in rows)
+    follows = Counter((row[position], row[position + 1]) for row in rows for position in range(versions - 1))
+    assert len(follows) == versions * (versions - 1) and len(set(follows.values())) == 1
 
 
 def test_a_drift_common_to_both_versions_cancels_from_the_paired_rounds():

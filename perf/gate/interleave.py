@@ -4,7 +4,7 @@ A pass starts one worker process per version (perf/gate/worker.py), in an order 
 pass to pass, and gives every benchmark one trial on each version: a fresh setup and a warm-up on
 each, then ROUNDS_PER_TRIAL rounds on each, timed in turn, so that a round of one version and the
 round of another beside it are milliseconds apart and live through the same state of the machine;
-the order turns every round (A B, B A, ... for two versions). The benchmarks are shuffled in every pass. Which version opens a benchmark's
+the order changes every round (A B, B A, ... for two versions; a Williams design for more, round_order). The benchmarks are shuffled in every pass. Which version opens a benchmark's
 trial first is counterbalanced: half its passes one way, half the other, from a start drawn per
 benchmark. What a process carries for its whole life (a TF1 session's speed mode, NumPy's speed
 after TensorFlow's import) is sampled once per pass, so the variation between passes holds it:
@@ -133,6 +133,18 @@ def started_for_pass(versions: list, threads: int, pass_index: int, solvers: lis
     return started(versions[turn:] + versions[:turn], threads, solvers)
 
 
+def round_order(order: list, index: int) -> list:
+    """The versions' order in round `index` of a trial: row index of a Williams design over order (0, 1, n-1, 2, n-2,
+    ..., each row the one before shifted by one, then the rows reversed where n is odd), so that over its rows each
+    version comes right after every other equally often. A version that disturbs the round after its own (its
+    timing, its caches) then disturbs every other alike, where turning a fixed cycle would disturb one always. Two
+    versions: A B, B A."""
+    n = len(order)
+    first = [0] + [(step + 1) // 2 if step % 2 else n - step // 2 for step in range(1, n)]
+    row = [order[(position + index) % n] for position in first]
+    return row[::-1] if n % 2 and index // n % 2 else row
+
+
 def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass_index: int) -> None:
     """A trial on every version, opened in order, its rounds timed in turn; each version's log ratios recorded."""
     key = outcome.key
@@ -147,8 +159,7 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
                 return
         rounds = {label: [] for label in order}
         for index in range(ROUNDS_PER_TRIAL):
-            turn = order[index % len(order):] + order[:index % len(order)]
-            for label in turn:
+            for label in round_order(order, pass_index * ROUNDS_PER_TRIAL + index):  # rows go on from pass to pass
                 reply = workers[label].ask({"op": "round"})
                 if "round_s" not in reply:
                     outcome.problem = f"error on {label}: {reply.get('error')}"
