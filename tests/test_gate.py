@@ -241,13 +241,13 @@ def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_sto
         return 1e-4 * (1 + 0.02 * jitter.random())
 
     counted = fake_passes(seconds)
-    screen = stages.Stopping(0.10, max_passes=12)
+    screen = stages.Stopping(0.10, min_passes=8, max_passes=12)
     outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
-    assert len(counted) == 12  # past MIN_PASSES only numpy_lean, never decided, until max_passes (within the budget)
+    assert len(counted) == 12  # past min_passes only numpy_lean, never decided, until max_passes (within the budget)
     # The first pass's workers import every solver (the benchmarks come from their listings), the later ones only
     # the solvers of the benchmarks still measured.
     assert fake_passes.imported == [None] + [["numpy_lean", "numpy_loop"]] * 7 + [["numpy_lean"]] * 4
-    assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [stages.MIN_PASSES] * 2 + [12] * 2
+    assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [8] * 2 + [12] * 2
     verdict = {row["benchmark"]: row["verdict"] for row in stages.verdicts(outcomes, "candidate", screen)}
     assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
                        "numpy_lean-cpu-n1000": "inconclusive", "numpy_lean-cpu-n100000": "inconclusive"}
@@ -499,7 +499,7 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
     def seconds(solver, label, index):
         if solver == "numpy_loop":
             now[0] += 1.0  # a round of numpy_loop takes a second on the gate's clock, numpy_lean's none
-        spread = 0.5 if noisy.get(label) == solver else 0.01
+        spread = 2.0 if noisy.get(label) == solver else 0.01  # so noisy that nothing is decided in 20 passes
         return 1e-4 * math.exp(jitter.gauss(0, spread))
 
     fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"), seconds)
@@ -507,9 +507,9 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
     versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
     keys = [Key("numpy_loop", "cpu", 1000), Key("numpy_lean", "cpu", 1000)]
     # A pass's numpy_loop trial: 6 rounds on each of 3 versions, 18 s, of which a two-version gate would spend 12.
-    screen = stages.Stopping(0.10, max_passes=20, budget_s=100)
+    screen = stages.Stopping(0.10, min_passes=8, max_passes=20, budget_s=100)
     loop, lean = stages.measured(versions, 1, keys, QUICK, 1, screen, lambda text: None)
     # A decided numpy_loop in 8 passes (96 s), then timed only numpy_lean, which costs nothing: 20 passes.
-    assert loop.gate_passes["A"] == stages.MIN_PASSES and lean.gate_passes["A"] == 20
+    assert loop.gate_passes["A"] == 8 and lean.gate_passes["A"] == 20
     # B went on with numpy_loop: one pass more starts within its 100 s, none after.
-    assert loop.gate_passes["B"] == stages.MIN_PASSES + 1 and lean.gate_passes["B"] == stages.MIN_PASSES
+    assert loop.gate_passes["B"] == 9 and lean.gate_passes["B"] == 8

@@ -44,6 +44,7 @@ PART_SOLVERS = sorted({name for _, *names in STEP_PARTS + OTHER_WAY_ROUND for na
 OTHER_WAYS = ("tf1_callable", "tf2_eager", "tf2_function", "tf2_function_xla")
 SOLVERS = (WHOLE_STEP, *[name for name in PART_SOLVERS if name != WHOLE_STEP], *OTHER_WAYS, REFERENCE_SOLVER)
 CONFIDENCE = 0.95
+RELEASE_PASSES = 8  # fixed, every release alike: the passes the studies in docs/results/tf-releases were run with
 DEFAULT_OUT = Path("docs/results/tf-releases")
 # Run by each interpreter in this tree: what a saved run records of its versions, read without importing TensorFlow.
 VERSIONS_SCRIPT = "import json; from perf.measure.environment import versions; print(json.dumps(versions()))"
@@ -246,7 +247,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.gate.releases", description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="interpreters, each PYTHON[:NAME=VALUE,...]; the first is the one "
                                                     "the ratios are to")
-    parser.add_argument("--passes", type=int, default=stages.MIN_PASSES, help="passes (default: %(default)s)")
+    parser.add_argument("--passes", type=int, default=RELEASE_PASSES, help="passes (default: %(default)s)")
     parser.add_argument("--solvers", default=",".join(SOLVERS), help="comma-separated (default: %(default)s)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="its sizes and steps")
     parser.add_argument("--threads", type=int, default=GATE_THREADS, help="TensorFlow threads (default: the gate's)")
