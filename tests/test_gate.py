@@ -491,6 +491,26 @@ def test_slowed_groups_split_the_solvers_into_copies_each_counted_as_slowed_only
     assert kind_of("x1.1", "tf1_feed_dict-cpu-n1000") == "slowed 1.1x"  # a repeat from before it kept its factors
 
 
+def test_a_replay_with_the_screens_own_rule_gives_its_verdicts_back_and_a_smaller_first_count_saves_passes():
+    from perf.gate.noise_study import replayed
+
+    steady = [0.01, -0.01, 0.0, 0.005, -0.005, 0.01, 0.0, -0.01]  # decided (PASS) at any count
+    slowed = [math.log(1.1) + value for value in steady]  # decided (REGRESSION) at any count
+    noisy = [0.3, -0.3, 0.2, -0.2, 0.3, -0.1, 0.25, -0.3, 0.1, -0.2]  # never decided
+    rows = {"a-cpu-n1": steady, "b-cpu-n1": noisy}
+    repeat = {"neighbour": False, "factors": {"A/A-1": "", "x1.1": "*=1.1"},
+              "values": {"A/A-1": rows, "x1.1": {"a-cpu-n1": slowed, "b-cpu-n1": noisy}}, "confirmation": {}}
+    repeat["screening"] = {label: {name: {**judged(values[:len(values) if name == "b-cpu-n1" else 8], 0.10, 0.05 / 2),
+                                          "benchmark": name} for name, values in by_name.items()}
+                           for label, by_name in repeat["values"].items()}
+    again = replayed([repeat], 8)  # the rule the rows were judged with
+    assert all(tally[4] == 0 and tally[5] == tally[6] for tally in again.values())  # the rule it ran with: no change
+    sooner = replayed([repeat], 5)
+    assert sooner["identical copies (A/A), quiet"][:5] == [2, 0, 0, 1, 0]  # steady PASS, noisy INCONCLUSIVE, as before
+    assert sooner["identical copies (A/A), quiet"][5:] == [5 + 10, 8 + 10]  # steady stopped at 5; noisy to its end
+    assert sooner["slowed 1.1x, quiet"][1] == 1
+
+
 def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):
     now = [0.0]
     jitter = random.Random(11)

@@ -6,6 +6,7 @@
     python -m perf.gate.noise_study --out .noise-study --slowdowns 1.1 --slowed-groups 3   # a third slowed at a time
     python -m perf.gate.noise_study --true-factors --out .noise-study            # what the code regressions cost
     python -m perf.gate.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
+    python -m perf.gate.noise_study --out .noise-study --replay-min-passes 5     # their passes, another stopping
 
 Each repeat times, in the same passes as the gate times its two versions (perf/gate/interleave.py),
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 from perf.gate import stages
@@ -221,6 +223,40 @@ def passes_needed(spread: float, threshold: float, benchmarks: int) -> int | str
     return "more than 200"
 
 
+def replayed(repeats: list[dict], min_passes: int, threshold: float = DEFAULT_THRESHOLD) -> dict:
+    """Each comparison judged again on its recorded passes as if the screen let a benchmark stop after min_passes:
+    at the first pass from there on that decides it, else where it stopped. Passes the screen never timed cannot be
+    replayed, so a comparison undecided to its end keeps its verdict. kind and condition -> [comparisons, REGRESSION,
+    IMPROVEMENT, INCONCLUSIVE, verdicts changed, passes replayed, passes recorded]."""
+    rule = replace(stages.Stopping(threshold), min_passes=min_passes)
+    found = {}
+    for kind, label, name, row, repeat in comparisons(repeats):
+        values = repeat.get("values", {}).get(label, {}).get(name)
+        if values is None or "passes" not in row:  # an error, or a repeat that kept no values
+            continue
+        live = len(repeat["values"][label])
+        stop = next((passes for passes in range(min_passes, row["passes"] + 1) if rule.decided(values[:passes], live)),
+                    row["passes"])
+        verdict = rule.judged(values[:stop], live)["verdict"]
+        tally = found.setdefault(kind, [0] * 7)
+        for index, hit in enumerate((True, verdict == "regression", verdict == "improvement",
+                                     verdict == "inconclusive", verdict != row["verdict"])):
+            tally[index] += hit
+        tally[5] += stop
+        tally[6] += row["passes"]
+    return found
+
+
+def format_replay(found: dict, min_passes: int) -> str:
+    replayed_passes, recorded = sum(tally[5] for tally in found.values()), sum(tally[6] for tally in found.values())
+    lines = [f"replayed with {min_passes} passes before a benchmark may stop: {recorded - replayed_passes} of "
+             f"{recorded} passes saved ({1 - replayed_passes / max(1, recorded):.0%}); REGRESSION, IMPROVEMENT, "
+             f"INCONCLUSIVE, verdicts changed"]
+    lines += [f"{kind}: {tally[1]}, {tally[2]}, {tally[3]} of {tally[0]}; {tally[4]} changed"
+              for kind, tally in sorted(found.items())]
+    return "\n".join(lines)
+
+
 def analyze(out: Path) -> str:
     repeats = [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
     true = json.loads((out / "true-factors.json").read_text()) if (out / "true-factors.json").exists() else {}
@@ -261,6 +297,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path(".noise-study"))
     parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
+    parser.add_argument("--replay-min-passes", type=int, metavar="N",
+                        help="only judge the repeats in --out again on their passes, N before a benchmark may stop")
     parser.add_argument("--true-factors", action="store_true", help="measure what each code regression costs")
     parser.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
     parser.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f), default=SLOWDOWNS,
@@ -291,13 +329,17 @@ def main(argv=None) -> int:
     options.out.mkdir(parents=True, exist_ok=True)
     if options.true_factors:
         print(f"true factors -> {true_factors(options.out, options)}")
-    elif not options.analyze_only:
+    elif not (options.analyze_only or options.replay_min_passes):
         start = len(list(options.out.glob("repeat-*.json")))  # more repeats add to the ones already there
         for repeat in range(start, start + options.repeats):
             print(f"repeat {repeat + 1 - start}/{options.repeats} -> {record(repeat, options.out, options)}", flush=True)
     if not list(options.out.glob("repeat-*.json")) and not (options.out / "true-factors.json").exists():
         print(f"no repeats in {options.out}", file=sys.stderr)
         return 2
+    if options.replay_min_passes:
+        repeats = [json.loads(path.read_text()) for path in sorted(options.out.glob("repeat-*.json"))]
+        print(format_replay(replayed(repeats, options.replay_min_passes, options.threshold), options.replay_min_passes))
+        return 0
     print(analyze(options.out))
     return 0
 
