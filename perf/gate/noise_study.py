@@ -29,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import replace
 from pathlib import Path
 
 from perf.gate import stages
@@ -228,7 +227,7 @@ def replayed(repeats: list[dict], min_passes: int, threshold: float = DEFAULT_TH
     at the first pass from there on that decides it, else where it stopped. Passes the screen never timed cannot be
     replayed, so a comparison undecided to its end keeps its verdict. kind and condition -> [comparisons, REGRESSION,
     IMPROVEMENT, INCONCLUSIVE, verdicts changed, passes replayed, passes recorded]."""
-    rule = replace(stages.Stopping(threshold), min_passes=min_passes)
+    rule = stages.Stopping(threshold, min_passes=min_passes)
     found = {}
     for kind, label, name, row, repeat in comparisons(repeats):
         values = repeat.get("values", {}).get(label, {}).get(name)
@@ -257,8 +256,13 @@ def format_replay(found: dict, min_passes: int) -> str:
     return "\n".join(lines)
 
 
+def saved_repeats(out: Path) -> list[dict]:
+    """The repeats saved in out, in order."""
+    return [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
+
+
 def analyze(out: Path) -> str:
-    repeats = [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
+    repeats = saved_repeats(out)
     true = json.loads((out / "true-factors.json").read_text()) if (out / "true-factors.json").exists() else {}
     lines = [f"{len(repeats)} repeats, {sum(repeat['neighbour'] for repeat in repeats)} of them under the noisy "
              f"neighbour, {', '.join(sorted({str(repeat['passes']) for repeat in repeats}))} screening passes each; "
@@ -337,8 +341,8 @@ def main(argv=None) -> int:
         print(f"no repeats in {options.out}", file=sys.stderr)
         return 2
     if options.replay_min_passes:
-        repeats = [json.loads(path.read_text()) for path in sorted(options.out.glob("repeat-*.json"))]
-        print(format_replay(replayed(repeats, options.replay_min_passes, options.threshold), options.replay_min_passes))
+        found = replayed(saved_repeats(options.out), options.replay_min_passes, options.threshold)
+        print(format_replay(found, options.replay_min_passes))
         return 0
     print(analyze(options.out))
     return 0

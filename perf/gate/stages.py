@@ -18,8 +18,7 @@ from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, judged
 
 # Every live benchmark's passes before any may stop. Few: the t interval at so few degrees of freedom is wide, so a
 # benchmark decided this soon is decided by a clear margin, and the trials the steady ones save go to the undecided
-# (docs/results/gate-design.md section 8: replayed on the noise study's recorded passes, 8 -> 5 flagged no
-# identical copy and lost no 1.10x slowdown).
+# (chosen by replaying the noise study's recorded passes: docs/results/gate-design.md section 9).
 MIN_PASSES = 5
 MAX_PASSES = 40
 DEFAULT_BUDGET_S = 480  # no new screening pass starts after this; confirmation comes on top. The passes past
