@@ -533,3 +533,27 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
     assert loop.gate_passes["A"] == 8 and lean.gate_passes["A"] == 20
     # B went on with numpy_loop: one pass more starts within its 100 s, none after.
     assert loop.gate_passes["B"] == 9 and lean.gate_passes["B"] == 8
+
+
+def test_the_resampled_pools_are_each_repeats_identical_copies_centred_on_their_mean():
+    from perf.gate.noise_study import centred_pools
+
+    repeat = {"neighbour": False, "values": {"A/A-1": {"a-cpu-n1": [0.05, 0.07]}, "A/A-2": {"a-cpu-n1": [0.06, 0.06]},
+                                             "x1.1": {"a-cpu-n1": [0.5, 0.6]}}}
+    other = {"neighbour": False, "values": {"A/A-1": {"a-cpu-n1": [-0.1, 0.1]}}}
+    pool = centred_pools([repeat, other])["quiet"]["a-cpu-n1"]
+    assert pool == pytest.approx([-0.01, 0.01, 0.0, 0.0, -0.1, 0.1])  # no slowed copy, each repeat's offset gone
+
+
+def test_resampled_comparisons_follow_the_gates_rule_screen_then_confirmation():
+    from perf.gate.noise_study import resampled
+
+    def repeat(values):
+        return {"neighbour": True, "values": {"A/A-1": {"a-cpu-n1": values, "b-cpu-n1": [0.0, 0.001]}}}
+
+    steady = resampled([repeat([0.01, -0.01, 0.005, -0.005])], 20)["noisy neighbour"]["a-cpu-n1"]
+    assert steady[1.0] == [("pass", stages.MIN_PASSES)] * 20
+    assert steady[1.1] == [("confirmed", stages.MIN_PASSES)] * 20
+    wild = resampled([repeat([1.0, -1.0, 0.5, -0.5])], 5)["noisy neighbour"]["a-cpu-n1"]
+    assert wild[1.0] == [("inconclusive", stages.MAX_PASSES)] * 5
+

@@ -7,6 +7,7 @@
     python -m perf.gate.noise_study --true-factors --out .noise-study            # what the code regressions cost
     python -m perf.gate.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
     python -m perf.gate.noise_study --out .noise-study --replay-min-passes 5     # their passes, another stopping
+    python -m perf.gate.noise_study --out .noise-study --resample 1000           # their noise, many comparisons
 
 Each repeat times, in the same passes as the gate times its two versions (perf/gate/interleave.py),
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
@@ -24,6 +25,7 @@ bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.p
 import argparse
 import json
 import math
+import random
 import statistics
 import subprocess
 import sys
@@ -256,6 +258,82 @@ def format_replay(found: dict, min_passes: int) -> str:
     return "\n".join(lines)
 
 
+def drawn_verdict(rng: random.Random, pool: list[float], shift: float, stopping: stages.Stopping,
+                  live: int) -> tuple[str, int]:
+    """(verdict, passes) of one comparison whose passes are drawn from pool and moved by shift, judged pass by pass
+    with stopping as the gate judges, to where it stops (no budget: at its most passes)."""
+    values = []
+    while not values or stopping.keeps(values, len(values), 0.0, 1, live):
+        values.append(rng.choice(pool) + shift)
+    return stopping.judged(values, live)["verdict"], len(values)
+
+
+def centred_pools(repeats: list[dict]) -> dict:
+    """condition -> benchmark -> every pass its identical copies recorded, each repeat's centred on that repeat's mean:
+    an identical copy has no true offset, and a repeat's mean over a few passes would otherwise be resampled as a
+    steady slowdown or speed-up (so would a control's offset shared by its copies, docs/results/gate-design.md
+    section 8)."""
+    found = {}
+    for repeat in repeats:
+        passes = {}
+        for label, by_name in repeat.get("values", {}).items():
+            if label.startswith("A/A"):
+                for name, values in by_name.items():
+                    passes.setdefault(name, []).extend(values)
+        condition = "noisy neighbour" if repeat["neighbour"] else "quiet"
+        for name, values in passes.items():
+            mean = statistics.fmean(values)
+            found.setdefault(condition, {}).setdefault(name, []).extend(value - mean for value in values)
+    return found
+
+
+def resampled(repeats: list[dict], draws: int, threshold: float = DEFAULT_THRESHOLD, seed: int = 0) -> dict:
+    """Each benchmark's verdicts under the gate's rule, the screen then the confirmation of a flag, on passes drawn at
+    random from the passes its identical copies recorded (centred_pools): as they are, and each moved by a slowdown of
+    the threshold, as the study's busy wait moves them. So every benchmark gets as many comparisons as asked, on the
+    noise a machine showed, where a live repeat gives it one or two. Passes are drawn independently and the budget is
+    not modelled (a comparison stops at the most passes). condition -> benchmark -> factor -> [(outcome, screening
+    passes)], the outcome confirmed, unconfirmed, pass, improvement or inconclusive."""
+    rng, screen, again = random.Random(seed), stages.screening(threshold), stages.confirming(threshold)
+    found = {}
+    for condition, pools in centred_pools(repeats).items():
+        for name, pool in pools.items():
+            for factor in (1.0, 1 + threshold):
+                comparisons = found.setdefault(condition, {}).setdefault(name, {}).setdefault(factor, [])
+                for _ in range(draws):
+                    verdict, passes = drawn_verdict(rng, pool, math.log(factor), screen, len(pools))
+                    if verdict == "regression":
+                        confirmed = drawn_verdict(rng, pool, math.log(factor), again, 1)[0] == "regression"
+                        verdict = "confirmed" if confirmed else "unconfirmed"
+                    comparisons.append((verdict, passes))
+    return found
+
+
+def format_resampled(found: dict, draws: int, threshold: float = DEFAULT_THRESHOLD) -> str:
+    slowed = 1 + threshold
+
+    def share(comparisons, *outcomes):
+        return sum(outcome in outcomes for outcome, _ in comparisons) / len(comparisons)
+
+    lines = [f"resampled: {draws} comparisons of each benchmark, on passes drawn from its identical copies' recorded "
+             f"passes (each repeat's centred), judged with the gate's rule (screen, then confirmation of a flag; no "
+             f"budget)"]
+    for condition, by_name in sorted(found.items()):
+        flagged = sum(share(factors[1.0], "confirmed", "unconfirmed") for factors in by_name.values())
+        failing = sum(share(factors[1.0], "confirmed") for factors in by_name.values())
+        trials = sum(statistics.fmean(passes for _, passes in factors[1.0]) for factors in by_name.values())
+        lines.append(f"{condition}: on identical versions a gate run of {len(by_name)} benchmarks flags one "
+                     f"{flagged:.1%} of the time (the sum over them), fails {failing:.2%}, and times {trials:.0f} "
+                     f"trials in its screen (the sum of their means); each benchmark, lowest "
+                     f"catch first: a {slowed:g}x slowdown caught and confirmed, its wrong PASS, and the median "
+                     f"screening passes on identical versions")
+        for name, factors in sorted(by_name.items(), key=lambda item: share(item[1][slowed], "confirmed")):
+            passes = statistics.median(passes for _, passes in factors[1.0])
+            lines.append(f"    {name} {share(factors[slowed], 'confirmed'):.1%}, {share(factors[slowed], 'pass'):.1%}, "
+                         f"{passes:g}")
+    return "\n".join(lines)
+
+
 def saved_repeats(out: Path) -> list[dict]:
     """The repeats saved in out, in order."""
     return [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
@@ -303,6 +381,9 @@ def main(argv=None) -> int:
     parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
     parser.add_argument("--replay-min-passes", type=int, metavar="N",
                         help="only judge the repeats in --out again on their passes, N before a benchmark may stop")
+    parser.add_argument("--resample", type=int, metavar="DRAWS",
+                        help="only judge DRAWS comparisons of each benchmark, on passes drawn from its identical "
+                             "copies' recorded passes in --out, as they are and slowed by the threshold")
     parser.add_argument("--true-factors", action="store_true", help="measure what each code regression costs")
     parser.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
     parser.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f), default=SLOWDOWNS,
@@ -333,7 +414,7 @@ def main(argv=None) -> int:
     options.out.mkdir(parents=True, exist_ok=True)
     if options.true_factors:
         print(f"true factors -> {true_factors(options.out, options)}")
-    elif not (options.analyze_only or options.replay_min_passes):
+    elif not (options.analyze_only or options.replay_min_passes or options.resample):
         start = len(list(options.out.glob("repeat-*.json")))  # more repeats add to the ones already there
         for repeat in range(start, start + options.repeats):
             print(f"repeat {repeat + 1 - start}/{options.repeats} -> {record(repeat, options.out, options)}", flush=True)
@@ -343,6 +424,10 @@ def main(argv=None) -> int:
     if options.replay_min_passes:
         found = replayed(saved_repeats(options.out), options.replay_min_passes, options.threshold)
         print(format_replay(found, options.replay_min_passes))
+        return 0
+    if options.resample:
+        found = resampled(saved_repeats(options.out), options.resample, options.threshold, options.seed)
+        print(format_resampled(found, options.resample, options.threshold))
         return 0
     print(analyze(options.out))
     return 0
