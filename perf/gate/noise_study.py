@@ -334,9 +334,9 @@ def format_resampled(found: dict, draws: int, threshold: float = DEFAULT_THRESHO
     return "\n".join(lines)
 
 
-def saved_repeats(out: Path) -> list[dict]:
-    """The repeats saved in out, in order."""
-    return [json.loads(path.read_text()) for path in sorted(out.glob("repeat-*.json"))]
+def saved_repeats(out: Path, pattern: str = "repeat-*.json") -> list[dict]:
+    """The repeats saved in out, in order (with pattern "**/repeat-*.json", those in its folders too)."""
+    return [json.loads(path.read_text()) for path in sorted(out.glob(pattern))]
 
 
 def analyze(out: Path) -> str:
@@ -383,7 +383,7 @@ def main(argv=None) -> int:
                         help="only judge the repeats in --out again on their passes, N before a benchmark may stop")
     parser.add_argument("--resample", type=int, metavar="DRAWS",
                         help="only judge DRAWS comparisons of each benchmark, on passes drawn from its identical "
-                             "copies' recorded passes in --out, as they are and slowed by the threshold")
+                             "copies' recorded passes in --out and its folders, as they are and slowed by the threshold")
     parser.add_argument("--true-factors", action="store_true", help="measure what each code regression costs")
     parser.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
     parser.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f), default=SLOWDOWNS,
@@ -426,7 +426,9 @@ def main(argv=None) -> int:
         print(format_replay(found, options.replay_min_passes))
         return 0
     if options.resample:
-        found = resampled(saved_repeats(options.out), options.resample, options.threshold, options.seed)
+        # The noise of every repeat kept there, whatever rule it ran with: only its identical copies' passes are drawn.
+        found = resampled(saved_repeats(options.out, "**/repeat-*.json"), options.resample, options.threshold,
+                          options.seed)
         print(format_resampled(found, options.resample, options.threshold))
         return 0
     print(analyze(options.out))
