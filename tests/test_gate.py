@@ -410,13 +410,17 @@ def test_each_variant_timed_in_the_same_passes_is_judged_on_the_passes_its_own_g
             return 1e-4 * math.exp(jitter.gauss(0, 0.5))
         return 1e-4 * (1 + 0.01 * jitter.random()) * (1.5 if label == "slower" else 1.0)
 
-    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), seconds)
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), seconds)
     versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "slower", "noisy")]
     screen = stages.Stopping(0.10, max_passes=12)
     outcomes = stages.measured(versions, 1, [Key("numpy_lean", "cpu", 1000)], QUICK, 1, screen, lambda text: None)
     (outcome,) = outcomes
-    # Timed 12 times for the noisy copy's sake; the slower one's gate would have stopped it, decided, at the 8th.
-    assert len(outcome.log_ratios["slower"]) == 12 and outcome.gate_passes == {"slower": stages.MIN_PASSES, "noisy": 12}
+    # Timed 12 times for the noisy copy's sake; the slower one's gate stopped it, decided, at the fewest passes, and
+    # with nothing left open for it the slower copy's worker is started no more.
+    assert outcome.gate_passes == {"slower": stages.MIN_PASSES, "noisy": 12}
+    assert len(outcome.log_ratios["slower"]) == stages.MIN_PASSES and len(outcome.log_ratios["noisy"]) == 12
+    assert [labels for labels, _ in started] == ([["baseline", "slower", "noisy"]] * stages.MIN_PASSES
+                                                 + [["baseline", "noisy"]] * (12 - stages.MIN_PASSES))
     (row,) = stages.verdicts(outcomes, "slower", screen)
     assert row["verdict"] == "regression" and row["passes"] == stages.MIN_PASSES
     assert stages.verdicts(outcomes, "noisy", screen)[0]["passes"] == 12

@@ -174,6 +174,6 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
         return
     for label in order:
         outcome.round_s.setdefault(label, []).append((pass_index, statistics.median(rounds[label])))
-    for label in outcome.log_ratios:
-        value = statistics.median(math.log(mine / theirs) for mine, theirs in zip(rounds[label], rounds[baseline]))
-        outcome.log_ratios[label].append((pass_index, order.index(label) < order.index(baseline), value))
+        if label != baseline:
+            value = statistics.median(math.log(mine / theirs) for mine, theirs in zip(rounds[label], rounds[baseline]))
+            outcome.log_ratios[label].append((pass_index, order.index(label) < order.index(baseline), value))

@@ -75,9 +75,10 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
              flagged: dict | None = None) -> list[Outcome]:
     """Passes of fresh workers over the benchmarks (Keys, or a function of the first pass's workers giving them), each
     pass timing those that stopping keeps open for some candidate: every version but the first, each measured on its
-    flagged benchmarks (label -> [Key]; default: all). Each candidate keeps the clock of its own gate, which would
-    time it beside the first version alone: a pass's fixed cost and the trials of the benchmarks open for it, at
-    2/len(versions) of what they took here; outcome.gate_passes says how many passes that gate gave the benchmark."""
+    flagged benchmarks (label -> [Key]; default: all). A pass starts the first version and the candidates whose gates
+    still time something. Each candidate keeps the clock of its own gate, which would time it beside the first
+    version alone: a pass's fixed cost and the trials of the benchmarks open for it, at 2/n of what they took in a
+    pass of n versions; outcome.gate_passes says how many passes that gate gave the benchmark."""
     rng, starts = random.Random(seed), {}
     labels = [version.label for version in versions]
     spent = dict.fromkeys(labels[1:], 0.0)
@@ -99,17 +100,20 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
             break
         keys = [outcome.key for outcome in active] if pass_index else benchmarks
         solvers = None if callable(keys) else sorted({key.solver for key in keys})  # None: every solver
+        # A candidate whose gate has ended runs no pass: starting its worker and timing its trials would cost the
+        # others' passes time and tell nothing.
+        present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
         began = time.perf_counter()
-        with started_for_pass(versions, threads, pass_index, solvers) as workers:
+        with started_for_pass(present, threads, pass_index, solvers) as workers:
             if not pass_index:
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers) if callable(benchmarks) else benchmarks,
                                                       profile)
                 open_for = {label: wanted(label) for label in labels[1:]}
-            trial_s = run_pass(workers, labels, active, pass_index, rng, starts)
+            trial_s = run_pass(workers, [version.label for version in present], active, pass_index, rng, starts)
         fixed_s = time.perf_counter() - began - sum(trial_s.values())
         for label, mine in open_for.items():
-            if mine:  # else that candidate's gate has ended: it runs no pass
-                spent[label] += (fixed_s + sum(trial_s.get(outcome.key, 0.0) for outcome in mine)) * 2 / len(versions)
+            if mine:
+                spent[label] += (fixed_s + sum(trial_s.get(outcome.key, 0.0) for outcome in mine)) * 2 / len(present)
             for outcome in mine:
                 outcome.gate_passes[label] = outcome.gate_passes.get(label, 0) + 1
         progress(f"pass {pass_index + 1}: {sum(outcome.problem is None for outcome in active)} benchmarks, "
