@@ -539,14 +539,15 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
     assert loop.gate_passes["B"] == 9 and lean.gate_passes["B"] == 8
 
 
-def test_the_resampled_pools_are_each_repeats_identical_copies_centred_on_their_mean():
-    from perf.gate.noise_study import centred_pools
+def test_the_resampled_pools_are_the_identical_copies_passes_each_also_negated():
+    from perf.gate.noise_study import exchangeable_pools
 
-    repeat = {"neighbour": False, "values": {"A/A-1": {"a-cpu-n1": [0.05, 0.07]}, "A/A-2": {"a-cpu-n1": [0.06, 0.06]},
+    repeat = {"neighbour": False, "values": {"A/A-1": {"a-cpu-n1": [0.05, -0.02]}, "A/A-2": {"a-cpu-n1": [0.01]},
                                              "x1.1": {"a-cpu-n1": [0.5, 0.6]}}}
-    other = {"neighbour": False, "values": {"A/A-1": {"a-cpu-n1": [-0.1, 0.1]}}}
-    pool = centred_pools([repeat, other])["quiet"]["a-cpu-n1"]
-    assert pool == pytest.approx([-0.01, 0.01, 0.0, 0.0, -0.1, 0.1])  # no slowed copy, each repeat's offset gone
+    other = {"neighbour": True, "values": {"A/A-1": {"a-cpu-n1": [0.3]}}}
+    pools = exchangeable_pools([repeat, other])
+    assert sorted(pools["quiet"]["a-cpu-n1"]) == [-0.05, -0.02, -0.01, 0.01, 0.02, 0.05]  # no slowed copy, no offset
+    assert sorted(pools["noisy neighbour"]["a-cpu-n1"]) == [-0.3, 0.3]
 
 
 def test_resampled_comparisons_follow_the_gates_rule_screen_then_confirmation():

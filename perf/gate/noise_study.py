@@ -268,35 +268,32 @@ def drawn_verdict(rng: random.Random, pool: list[float], shift: float, stopping:
     return stopping.judged(values, live)["verdict"], len(values)
 
 
-def centred_pools(repeats: list[dict]) -> dict:
-    """condition -> benchmark -> every pass its identical copies recorded, each repeat's centred on that repeat's mean:
-    an identical copy has no true offset, and a repeat's mean over a few passes would otherwise be resampled as a
-    steady slowdown or speed-up (so would a control's offset shared by its copies, docs/results/gate-design.md
-    section 8)."""
+def exchangeable_pools(repeats: list[dict]) -> dict:
+    """condition -> benchmark -> every pass its identical copies recorded, each also negated. A copy and its control
+    are the same code, so a pass is as likely to read log(control / copy) as log(copy / control): the pool has no
+    offset, and the control's slow passes, which a repeat shares among all its copies (docs/results/gate-design.md
+    section 8), fall on either side as the baseline's or the candidate's do in a gate."""
     found = {}
     for repeat in repeats:
-        passes = {}
+        condition = "noisy neighbour" if repeat["neighbour"] else "quiet"
         for label, by_name in repeat.get("values", {}).items():
             if label.startswith("A/A"):
                 for name, values in by_name.items():
-                    passes.setdefault(name, []).extend(values)
-        condition = "noisy neighbour" if repeat["neighbour"] else "quiet"
-        for name, values in passes.items():
-            mean = statistics.fmean(values)
-            found.setdefault(condition, {}).setdefault(name, []).extend(value - mean for value in values)
+                    found.setdefault(condition, {}).setdefault(name, []).extend(
+                        signed for value in values for signed in (value, -value))
     return found
 
 
 def resampled(repeats: list[dict], draws: int, threshold: float = DEFAULT_THRESHOLD, seed: int = 0) -> dict:
     """Each benchmark's verdicts under the gate's rule, the screen then the confirmation of a flag, on passes drawn at
-    random from the passes its identical copies recorded (centred_pools): as they are, and each moved by a slowdown of
+    random from the passes its identical copies recorded (exchangeable_pools): as they are, and each moved by a slowdown of
     the threshold, as the study's busy wait moves them. So every benchmark gets as many comparisons as asked, on the
     noise a machine showed, where a live repeat gives it one or two. Passes are drawn independently and the budget is
     not modelled (a comparison stops at the most passes). condition -> benchmark -> factor -> [(outcome, screening
     passes)], the outcome confirmed, unconfirmed, pass, improvement or inconclusive."""
     rng, screen, again = random.Random(seed), stages.screening(threshold), stages.confirming(threshold)
     found = {}
-    for condition, pools in centred_pools(repeats).items():
+    for condition, pools in exchangeable_pools(repeats).items():
         for name, pool in pools.items():
             for factor in (1.0, 1 + threshold):
                 comparisons = found.setdefault(condition, {}).setdefault(name, {}).setdefault(factor, [])
@@ -316,7 +313,7 @@ def format_resampled(found: dict, draws: int, threshold: float = DEFAULT_THRESHO
         return sum(outcome in outcomes for outcome, _ in comparisons) / len(comparisons)
 
     lines = [f"resampled: {draws} comparisons of each benchmark, on passes drawn from its identical copies' recorded "
-             f"passes (each repeat's centred), judged with the gate's rule (screen, then confirmation of a flag; no "
+             f"passes (each also negated), judged with the gate's rule (screen, then confirmation of a flag; no "
              f"budget)"]
     for condition, by_name in sorted(found.items()):
         flagged = sum(share(factors[1.0], "confirmed", "unconfirmed") for factors in by_name.values())
@@ -418,7 +415,9 @@ def main(argv=None) -> int:
         start = len(list(options.out.glob("repeat-*.json")))  # more repeats add to the ones already there
         for repeat in range(start, start + options.repeats):
             print(f"repeat {repeat + 1 - start}/{options.repeats} -> {record(repeat, options.out, options)}", flush=True)
-    if not list(options.out.glob("repeat-*.json")) and not (options.out / "true-factors.json").exists():
+    # The resampling draws on the noise of every repeat kept there, in its folders too, whatever rule it ran with.
+    pattern = "**/repeat-*.json" if options.resample else "repeat-*.json"
+    if not list(options.out.glob(pattern)) and not (options.out / "true-factors.json").exists():
         print(f"no repeats in {options.out}", file=sys.stderr)
         return 2
     if options.replay_min_passes:
@@ -426,9 +425,7 @@ def main(argv=None) -> int:
         print(format_replay(found, options.replay_min_passes))
         return 0
     if options.resample:
-        # The noise of every repeat kept there, whatever rule it ran with: only its identical copies' passes are drawn.
-        found = resampled(saved_repeats(options.out, "**/repeat-*.json"), options.resample, options.threshold,
-                          options.seed)
+        found = resampled(saved_repeats(options.out, pattern), options.resample, options.threshold, options.seed)
         print(format_resampled(found, options.resample, options.threshold))
         return 0
     print(analyze(options.out))
