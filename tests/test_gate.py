@@ -566,7 +566,7 @@ def test_resampled_comparisons_follow_the_gates_rule_screen_then_confirmation():
 def test_a_slowdown_of_the_threshold_is_seldom_passed_where_the_passes_scatter_widely():
     # The gate looks at a benchmark pass after pass and stops at the first verdict, so the chance that a slowdown of
     # exactly the threshold is "ruled out" adds up over its looks: RULED_OUT is strict enough that a benchmark
-    # scattering by 0.1 a pass (the noisiest seen, docs/results/gate-design.md section 10) is still caught.
+    # scattering by 0.1 a pass (about the noisiest seen, docs/results/gate-design.md section 10) is still caught.
     from perf.gate.noise_study import resampled
 
     rng = random.Random(3)

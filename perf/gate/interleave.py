@@ -116,7 +116,7 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
     """One pass on freshly started workers: one trial of every live outcome on every version; Key -> the seconds
     each took. labels: the versions, the baseline first; starts: benchmark -> the offset of its first opener, drawn
     once per benchmark and run, so that over the passes each version opens it first as often as the others (one
-    apart when the count is odd)."""
+    apart when the count is odd; exactly so while the same versions take part, as the gate's two always do)."""
     live = [outcome for outcome in outcomes if outcome.problem is None]
     seconds = {}
     for outcome in rng.sample(live, len(live)):

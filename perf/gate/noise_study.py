@@ -286,8 +286,8 @@ def exchangeable_pools(repeats: list[dict]) -> dict:
 
 def resampled(repeats: list[dict], draws: int, threshold: float = DEFAULT_THRESHOLD, seed: int = 0) -> dict:
     """Each benchmark's verdicts under the gate's rule, the screen then the confirmation of a flag, on passes drawn at
-    random from the passes its identical copies recorded (exchangeable_pools): as they are, and each moved by a slowdown of
-    the threshold, as the study's busy wait moves them. So every benchmark gets as many comparisons as asked, on the
+    random from the passes its identical copies recorded (exchangeable_pools): as they are, and each moved by a
+    slowdown of the threshold, as the study's busy wait moves them. So every benchmark gets as many comparisons as asked, on the
     noise a machine showed, where a live repeat gives it one or two. Passes are drawn independently and the budget is
     not modelled (a comparison stops at the most passes). condition -> benchmark -> factor -> [(outcome, screening
     passes)], the outcome confirmed, unconfirmed, pass, improvement or inconclusive."""
