@@ -263,7 +263,7 @@ def drawn_verdict(rng: random.Random, pool: list[float], shift: float, stopping:
     """(verdict, passes) of one comparison whose passes are drawn from pool and moved by shift, judged pass by pass
     with stopping as the gate judges, to where it stops (no budget: at its most passes)."""
     values = []
-    while not values or stopping.keeps(values, len(values), 0.0, 1, live):
+    while stopping.keeps(values, len(values), 0.0, 1, live):
         values.append(rng.choice(pool) + shift)
     return stopping.judged(values, live)["verdict"], len(values)
 
