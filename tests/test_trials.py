@@ -56,11 +56,20 @@ def schedule(clock, log, solver_seconds, reference_seconds=None, trials=3, max_r
                   **options), setups
 
 
+def as_pytest_benchmark_drives(trials):
+    """Every round, as benchmark.pedantic(trials.call, setup=..., teardown=..., rounds=...) runs them; the last answer."""
+    for _ in range(trials.total_rounds):
+        args, _ = trials.setup()
+        fit = trials.call(*args)
+        trials.teardown(*args)
+    return fit
+
+
 def test_every_trial_sets_up_afresh_and_rounds_fill_the_trial_target(clock):
     log = []
     schedule_, setups = schedule(clock, log, lambda call: 0.3)
     with schedule_ as trials:
-        fit = trials.measure()
+        fit = as_pytest_benchmark_drives(trials)
     assert setups == [True, False, False]  # placement and other first-trial checks happen once
     assert trials.rounds_per_trial == int(trials_module.TRIAL_TARGET_S / 0.3)
     assert [len(trial.rounds_s) for trial in trials.trials] == [trials.rounds_per_trial] * 3
@@ -94,7 +103,7 @@ def test_reference_rounds_alternate_before_and_after_each_timed_round(clock):
     log = []
     schedule_, _ = schedule(clock, log, lambda call: 0.3, reference_seconds=lambda call: 0.1, trials=2, max_rounds=2)
     with schedule_ as trials:
-        trials.measure()
+        as_pytest_benchmark_drives(trials)
     rounds = trials.rounds_per_trial
     assert rounds == 2
     timed = [entry for entry in log if entry[0] != "setup"]
@@ -111,7 +120,7 @@ def test_later_trials_warm_up_at_full_count_only_where_the_first_warm_up_was_slo
     log = []
     schedule_, _ = schedule(clock, log, lambda call: first_call_s if call == 0 else 0.3, trials=3, max_rounds=1)
     with schedule_ as trials:
-        trials.measure()
+        as_pytest_benchmark_drives(trials)
     assert trials.warm_up_each_trial is warmed_each_trial
     later = trials.trials[1:]
     assert all((trial.first_run_s is not None) is warmed_each_trial for trial in later)
@@ -127,7 +136,7 @@ def test_without_the_full_warm_up_every_call_at_the_full_count_is_a_timed_round(
     schedule_, _ = schedule(clock, log, lambda call: 25.0, reference_seconds=lambda call: 1.0, max_rounds=1,
                             full_warm_up=False)
     with schedule_ as trials:
-        trials.measure()
+        as_pytest_benchmark_drives(trials)
     calls = [entry for entry in log if entry[0] != "setup"]
     # One reference round beside each timed round (before it, after it, before it), and no other call.
     assert calls == [("reference", 100), ("solver", 100), ("solver", 100), ("reference", 100),
@@ -147,7 +156,7 @@ def test_each_round_is_reported_as_it_ends(clock):
     schedule_, _ = schedule(clock, [], lambda call: 2.5 + call, trials=2, max_rounds=1,
                             on_round=lambda *args: heard.append(args))
     with schedule_ as trials:
-        trials.measure()
+        as_pytest_benchmark_drives(trials)
     assert heard == [(1, 2, pytest.approx(3.5)), (2, 2, pytest.approx(trials.trials[1].rounds_s[0]))]
 
 

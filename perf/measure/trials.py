@@ -82,15 +82,15 @@ class Trial:
 
 
 class Trials:
-    """The rounds of several trials, for benchmark.pedantic(target, setup=..., teardown=...) or measure().
+    """The rounds of several trials, for benchmark.pedantic(trials.call, setup=..., teardown=..., rounds=...).
 
     open_run(first_trial) is a context manager yielding (run, setup_s); open_reference(), when given, one
     yielding the timing reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling).
     Entering starts trial 1 with its warm-up at the full count (unless full_warm_up is False: then the
     setup's own short call is the warm-up), which fixes the rounds per trial (as many as fit in
-    TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's time is taken here,
-    around the call alone, so both ways of driving it measure alike; on_round(done, total, seconds), when
-    given, hears of each.
+    TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's time is taken here too,
+    from the end of setup to the start of teardown, around the call alone as pytest-benchmark times it;
+    on_round(done, total, seconds), when given, hears of each.
     """
 
     def __init__(self, open_run, steps: int, trials: int, max_rounds: int, open_reference=None,
@@ -157,11 +157,3 @@ class Trials:
         if self.reference and self.rounds_done % 2 == 1:
             self.trials[-1].reference_rounds_s.append(timed(self.reference, self.steps))
         self.rounds_done += 1
-
-    def measure(self):
-        """Every round, timed here alone (no pytest-benchmark); returns the last round's answer."""
-        for _ in range(self.total_rounds):
-            args, _ = self.setup()
-            fit = self.call(*args)
-            self.teardown(*args)
-        return fit
