@@ -7,7 +7,7 @@ import pytest
 
 import solvers
 from perf.measure import environment
-from perf.measure.profiles import DEFAULT_PROFILE, PROFILES
+from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
 from perf.report import summary
 from perf.report.rows import derived_keys, rows_of
 from perf.report.runs import StorageError, check_storage
@@ -52,6 +52,10 @@ def check_selection(config):
 
 def pytest_configure(config):
     check_selection(config)
+    try:
+        shrink_factor()
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
@@ -87,7 +91,7 @@ def timing_refused(config) -> bool:
 
 @pytest.fixture(scope="session")
 def profile(request):
-    return PROFILES[request.config.getoption("profile")]
+    return profile_named(request.config.getoption("profile"))
 
 
 @pytest.fixture(autouse=True)
@@ -110,7 +114,10 @@ def skip_unavailable(request):
 
 
 def pytest_report_header(config):
-    name = config.getoption("profile")
+    name, shrink = config.getoption("profile"), shrink_factor()
+    if shrink != 1:
+        return [f"fssgd-bench: profile {name} SHRUNK {shrink:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's "
+                "figures)"]
     return [f"fssgd-bench: profile {name} (--threads {tensorflow_support.threads_setting(config.getoption('threads'))}); "
             f"the whole profile took {PROFILES[name].wall_time_here} on a 2-core Xeon VM, a subset takes less"]
 

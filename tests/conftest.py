@@ -2,8 +2,11 @@
 gate run in a subprocess (the tests that use those are marked e2e: `pytest -m "not e2e"` is the fast loop)."""
 
 import json
+import os
+import pty
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
-E2E_FIXTURES = {"run_suite", "run_perf", "run_gate"}
+E2E_FIXTURES = {"run_suite", "run_perf", "run_gate", "long_rounds_suite", "run_perf_on_a_terminal"}
 
 
 def pytest_collection_modifyitems(items):
@@ -102,3 +105,56 @@ def run_gate(tmp_path):
         return result, (json.loads(report.read_text()) if report.exists() else None)
 
     return run
+
+
+# The suite on a terminal, where progress lines are said, with every round counted long ---------
+
+
+@pytest.fixture
+def long_rounds_suite(tmp_path):
+    """(command, env): `pytest perf/` with every round counted long by a plugin (progress.MIN_ROUND_S = 0), so that
+    each round would be said on a terminal; options go at the end of the command."""
+    (tmp_path / "long_rounds.py").write_text("import perf.measure.progress\nperf.measure.progress.MIN_ROUND_S = 0.0\n")
+    command = [sys.executable, "-m", "pytest", str(ROOT / "perf"), "-c", str(ROOT / "pytest.ini"), "--rootdir",
+               str(ROOT), "-p", "no:cacheprovider", "-p", "long_rounds", "--color=no"]
+    env = {key: value for key, value in os.environ.items() if key not in XDIST_VARIABLES}
+    return command, {**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]), "COLUMNS": "200"}
+
+
+@pytest.fixture
+def run_perf_on_a_terminal(long_rounds_suite):
+    """run(*options, **variables): everything that suite writes to a pseudo-terminal, with these environment
+    variables set."""
+    command, env = long_rounds_suite
+
+    def run(*options, **variables):
+        return on_a_terminal(command + list(options), {**env, **variables})
+
+    return run
+
+
+def on_a_terminal(command, env) -> str:
+    """Everything command writes to a pseudo-terminal, read as it comes so the terminal never fills up."""
+    controller, terminal = pty.openpty()
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the other end closed
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        subprocess.run(command, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, env=env, cwd=ROOT,
+                       timeout=300)
+    finally:
+        os.close(terminal)
+        reader.join()
+        os.close(controller)
+    return b"".join(chunks).decode(errors="replace")

@@ -2,6 +2,7 @@
 what was measured recorded in extra_info (docs/extra-info.md)."""
 
 import gc
+import math
 from contextlib import contextmanager
 from functools import partial
 
@@ -16,8 +17,6 @@ from solvers import tensorflow_support
 # Caps the timing reference's n × steps: at n = 1e6 a round of 1,000 steps takes 5 s, beside every round. Its
 # per-call cost is half a step, so the 100 steps left there move its per-step time by 0.5%.
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
-# The untimed calls that size a round under a round budget: 0.2-2 s each for the per-step solvers at n = 1e3.
-PROBE_STEPS = 1_000
 
 
 def benchmarked(benchmark, solver, device, problem, steps: int, profile, paired: bool = False, **study):
@@ -45,16 +44,18 @@ def benchmarked(benchmark, solver, device, problem, steps: int, profile, paired:
     record(benchmark, solver, device, problem.n, fit, trials, placement, paired, **study)
     if steps != asked:
         benchmark.extra_info["steps_reduced_from"] = asked
+    if profile.shrink != 1:
+        benchmark.extra_info["shrink"] = profile.shrink
     return fit
 
 
-def budgeted_steps(solver, device, problem, steps: int, profile) -> tuple[int, float | None]:
+def budgeted_steps(solver, device, problem, steps: int, profile) -> tuple[int, float]:
     """(steps a round runs, its estimated seconds): steps, or fewer where a round would last longer than
-    profile.max_round_s; the seed's own programs (profile.full_count_solvers) always run them all."""
-    if solver.name in profile.full_count_solvers:
-        return steps, None
+    profile.max_round_s; the seed's own programs (profile.full_count_solvers) always run them all, and their
+    rounds, the longest, are estimated all the same, so that a terminal hears how long each will take."""
+    budget = math.inf if solver.name in profile.full_count_solvers else profile.max_round_s
     with prepared(solver, problem, device) as (run, _):  # a session of its own, never a timed one
-        plan = round_plan(run, steps, profile.max_round_s, PROBE_STEPS)
+        plan = round_plan(run, steps, budget, profile.probe_steps)
     return plan.steps, plan.round_s
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perf.measure.profiles import shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from solvers import tensorflow_support
 
@@ -98,6 +99,8 @@ def describe(profile: str) -> dict:
         "nvidia_gpus": list(nvidia_gpu_models()),
         # Test tooling that stretches the timed calls (perf/measure/trials.py): a slowed run must say so.
         "slowdown": os.environ.get(SLOWDOWN_VARIABLE) or None,
+        # Test tooling that runs a profile many times shorter (perf/measure/profiles.py): a shrunk run must say so.
+        "shrink": None if shrink_factor() == 1 else shrink_factor(),
         "tensorflow": None,
     }
     distribution = tensorflow_distribution()

@@ -1,6 +1,7 @@
 """Benchmark profiles: which sizes, how many steps, trials and rounds; chosen with --profile."""
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 
 from solvers.problem import SEED_ITERATIONS, SEED_N
 
@@ -22,6 +23,10 @@ class Profile:
     # Rounds estimated longer than this run fewer steps (perf/measure.round_plan), except full_count_solvers.
     max_round_s: float | None = None
     full_count_solvers: tuple[str, ...] = ()
+    # A round's length under a round budget is estimated from untimed calls of this many steps.
+    probe_steps: int = 1_000
+    # 1, or how many times shorter FSSGD_SHRINK made this profile (test tooling).
+    shrink: int = 1
     # Its wall time on this project's machine (2-core Xeon VM), printed when a run starts.
     wall_time_here: str = "not measured"
 
@@ -29,6 +34,19 @@ class Profile:
         if self.max_sample_steps is None:
             return self.steps
         return max(1, min(self.steps, self.max_sample_steps // n))
+
+    def shrunk(self, factor: int) -> "Profile":
+        """This profile factor times shorter: its step counts, round budget and probe alike, so that each solver
+        takes the branch it takes in the real profile (full count, fewer steps, or every step)."""
+        if factor == 1:
+            return self
+
+        def fewer(count):
+            return count and max(1, count // factor)  # None, no cap, stays None
+
+        return replace(self, steps=fewer(self.steps), max_sample_steps=fewer(self.max_sample_steps),
+                       probe_steps=fewer(self.probe_steps), max_round_s=self.max_round_s and self.max_round_s / factor,
+                       shrink=self.shrink * factor)
 
 
 PROFILES = {
@@ -45,3 +63,23 @@ PROFILES = {
                     max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict"), wall_time_here="3.5 min"),
 }
 DEFAULT_PROFILE = "quick"
+
+# Test tooling, never set by default: FSSGD_SHRINK=1000 runs a profile a thousand times shorter, so that a test takes
+# every profile's timed path end to end in seconds. A run made so records it in machine_info and in every benchmark's
+# extra_info (docs/extra-info.md), and its summary says so: it can never pass for a real one.
+SHRINK_VARIABLE = "FSSGD_SHRINK"
+
+
+def shrink_factor(text: str | None = None) -> int:
+    """The whole number FSSGD_SHRINK divides a profile by; 1 where it is unset."""
+    text = os.environ.get(SHRINK_VARIABLE, "") if text is None else text
+    if not text.strip():
+        return 1
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"{SHRINK_VARIABLE}: {text!r} is not a whole number of 1 or more, e.g. 1000")
+    return int(text)
+
+
+def profile_named(name: str) -> Profile:
+    """The profile --profile names, shrunk where FSSGD_SHRINK says."""
+    return PROFILES[name].shrunk(shrink_factor())

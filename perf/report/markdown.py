@@ -127,6 +127,8 @@ def run_line(letter: str, run: Run) -> str:
     details.append(f"threads {run.threads}, oneDNN {run.onednn}, NumPy {fssgd.get('numpy', '?')}")
     if fssgd.get("slowdown"):
         details.append(f"**slowed on purpose: FSSGD_SLOWDOWN={fssgd['slowdown']}**")
+    if fssgd.get("shrink"):
+        details.append(f"**shrunk on purpose: FSSGD_SHRINK={fssgd['shrink']}, not the profile's figures**")
     return f"- **{letter}**: {run.label} — " + ", ".join(details)
 
 

@@ -1,6 +1,7 @@
 """The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
 
 from perf.measure import environment
+from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
 from perf.report.rows import rows_of
@@ -11,7 +12,7 @@ from solvers import tensorflow_support
 
 
 def setting(profile: str) -> str:
-    """What else a reader needs to read this run's figures: profile, versions, threads, and any slowdown."""
+    """What else a reader needs to read this run's figures: profile, versions, threads, and any slowdown or shrink."""
     versions, fssgd = environment.versions(), environment.describe(profile)
     return ", ".join(filter(None, [
         f"profile {profile}",
@@ -20,6 +21,7 @@ def setting(profile: str) -> str:
         f"threads: {tensorflow_support.threads_setting(tensorflow_support.threads())}",
         versions["tensorflow"] and f"oneDNN: {onednn(fssgd)}",
         fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
+        fssgd["shrink"] and f"SHRUNK {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",
     ]))
 
 
