@@ -16,13 +16,13 @@ import pytest
 from perf.gate import stages
 from perf.gate.__main__ import CANNOT_GATE, FAILED
 from perf.gate.interleave import (ROUND_S, ROUNDS_PER_TRIAL, Outcome, benchmarks_of, prepared_outcomes, round_order,
-                                  run_pass)
+                                  run_pass, started)
 from perf.gate.neighbour import noisy_neighbour
 from perf.gate.stages import verdicts
 from perf.gate.verdict import failed, judged, ruled_out
 from perf.gate.versions import ROOT, GateError, Version, checked_out
-from perf.gate.worker import CPU_VARIABLE, started
 from perf.measure.profiles import PROFILES
+from perf.measure.worker import CPU_VARIABLE
 from perf.report.rows import Key
 from solvers import tensorflow_support
 from solvers.tensorflow_support import onednn_setting
@@ -59,7 +59,7 @@ def test_problems_become_their_own_verdicts():
 
 
 class FakeWorker:
-    """Answers like perf/gate/worker.py, from a listing {solver: {device: why not, or None}}: each round of solver
+    """Answers like perf/measure/worker.py, from a listing {solver: {device: why not, or None}}: each round of solver
     takes seconds(solver, label, round index); remembers every request."""
 
     def __init__(self, listing, label="baseline", broken=(), seconds=None, log=None):

@@ -7,8 +7,8 @@ import pytest
 
 from perf.measure.profiles import PROFILES, SHRINK_VARIABLE, Profile, shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
-from perf.report.analysis import STEP_PARTS
 from perf.report.__main__ import main as report_main
+from perf.report.analysis import STEP_PARTS
 
 SHRINK = 1_000
 SEED_STEPS = PROFILES["seed"].steps // SHRINK

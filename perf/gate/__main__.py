@@ -12,7 +12,7 @@ to the next; two versions measured side by side need no baseline. A version is
     python -m perf.gate .tox/tf212-cpu/bin/python .tox/tf221-cpu/bin/python
     python -m perf.gate HEAD~1 --solvers numpy_loop,tf1_while_loop --json gate.json
 
-Each version runs in worker processes of its own (perf/gate/worker.py: this tree's measurement with
+Each version runs in worker processes of its own (perf/measure/worker.py: this tree's measurement with
 that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
 packages beneath them. Every benchmark of either version is screened in passes (perf/gate/stages.py,
 perf/gate/interleave.py) and judged (perf/gate/verdict.py); each one flagged is measured again alone.
@@ -29,11 +29,12 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from perf.gate import stages
+from perf.gate.interleave import GATE_THREADS
 from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report, onednn_settings
 from perf.gate.versions import GateError, Version, checked_out
-from perf.gate.worker import GATE_THREADS
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.measure.worker import WorkerStopped
 from solvers.tensorflow_support import threads_argument
 
 FAILED, CANNOT_GATE = 1, 2
@@ -82,7 +83,7 @@ def main(argv=None) -> int:
             if not options.no_confirm:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
                                         seed + 1, say)
-    except GateError as error:
+    except (GateError, WorkerStopped) as error:
         print(f"gate: cannot gate: {error}", file=sys.stderr)
         return CANNOT_GATE
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm))

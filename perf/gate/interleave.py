@@ -1,6 +1,6 @@
 """Every benchmark's trials on every version, pass by pass: fresh worker processes each pass, rounds paired in turn.
 
-A pass starts one worker process per version (perf/gate/worker.py), in an order that turns from
+A pass starts one worker process per version (perf/measure/worker.py), in an order that turns from
 pass to pass, and gives every benchmark one trial on each version: a fresh setup and a warm-up on
 each, then ROUNDS_PER_TRIAL rounds on each, timed in turn, so that a round of one version and the
 round of another beside it are milliseconds apart and live through the same state of the machine;
@@ -15,14 +15,21 @@ it takes about ROUND_S (perf.measure.solver_runs.round_plan).
 """
 
 import math
+import os
 import random
 import statistics
 import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from perf.gate.versions import GateError
-from perf.gate.worker import started
+from perf.measure.worker import CPU_VARIABLE, Worker
 from perf.report.rows import Key
+
+# The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
+# A/A runs on this project's machine its intervals were a third narrower pinned, so a real slowdown clears them
+# sooner. README "The regression gate".
+GATE_THREADS = 1
 
 # Short rounds: a pair of them spans well under a tenth of a second, inside one machine state.
 ROUND_S = 0.03
@@ -125,6 +132,24 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
         trial(workers, labels[first:] + labels[:first], labels[0], outcome, pass_index)
         seconds[outcome.key] = time.perf_counter() - began
     return seconds
+
+
+@contextmanager
+def started(versions: list, threads: int, preload: list[str] | None = None):
+    """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
+    the way out. Every worker is timed on one CPU (CPU_VARIABLE's, default the last this process may use): two
+    versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened a trial
+    stops mattering (free to float on this project's machine, the opener of a trial ran up to 1.9x faster than the
+    other at n = 1e5 in A/A). Each imports on a CPU of its own first, so that the workers of a pass start in parallel."""
+    cpu = int(os.environ.get(CPU_VARIABLE, max(os.sched_getaffinity(0))))
+    cpus = sorted(os.sched_getaffinity(0))
+    with ExitStack() as stack:
+        workers = {}
+        for index, version in enumerate(versions):
+            worker = Worker(version, threads, preload, cpu, cpus[index % len(cpus)])
+            stack.callback(worker.close)
+            workers[version.label] = worker
+        yield workers
 
 
 def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):

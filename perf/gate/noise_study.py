@@ -34,12 +34,13 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from perf.gate import stages
+from perf.gate.interleave import GATE_THREADS
 from perf.gate.neighbour import noisy_neighbour
 from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, POWER, t_quantile
 from perf.gate.versions import ROOT, Version, git
-from perf.gate.worker import CPU_VARIABLE, GATE_THREADS
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
+from perf.measure.worker import CPU_VARIABLE
 from solvers.tensorflow_support import threads_argument
 
 CONTROL = "control"

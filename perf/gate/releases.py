@@ -28,12 +28,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from perf.gate import stages
-from perf.gate.interleave import Outcome
+from perf.gate.interleave import GATE_THREADS, Outcome
 from perf.gate.verdict import mean_and_error, t_quantile
 from perf.gate.versions import ROOT, GateError, Version, checked_out
-from perf.gate.worker import GATE_THREADS
 from perf.measure import environment
 from perf.measure.profiles import PROFILES
+from perf.measure.worker import WorkerStopped
 from perf.report.analysis import OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP
 from perf.report.rows import Key
 from perf.report.statistics import Interval
@@ -282,7 +282,7 @@ def main(argv=None) -> int:
             outcomes = stages.measured(list(versions), options.threads, keys, profile, seed,
                                        stages.fixed(stages.Stopping(), options.passes),
                                        lambda text: print(f"releases: {text}", flush=True))
-    except GateError as error:
+    except (GateError, WorkerStopped) as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2
     for outcome in outcomes:

@@ -5,30 +5,13 @@ import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from perf.measure.worker import ROOT, Version
 
 
 class GateError(Exception):
     """The versions cannot be compared; the message says why."""
-
-
-@dataclass(frozen=True)
-class Version:
-    label: str  # "baseline", "candidate", or a noise-study variant: unique within a session
-    description: str  # what it is: a revision and its commit, the working tree, an interpreter
-    tree: Path  # where its solvers are
-    python: str
-    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS, or
-    # FSSGD_SLOWDOWN (test tooling). The gate's own environment is every version's otherwise.
-    env: tuple[tuple[str, str], ...] = ()
-
-    def with_env(self, **variables) -> "Version":
-        settings = ", ".join(f"{name}={value}" for name, value in variables.items())
-        return Version(self.label, f"{self.description}, with {settings}", self.tree, self.python,
-                       self.env + tuple(variables.items()))
 
 
 def git(*args, cwd=ROOT) -> str:

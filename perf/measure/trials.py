@@ -6,7 +6,7 @@ all land in one state. Several trials, each with its own setup, sample several s
 round of the timing reference (numpy_loop) timed beside every round (before it on even rounds,
 after it on odd ones) lives through the same state, so their ratio cancels it.
 
-Only the standard library: the gate's worker (perf/gate/worker.py) runs this inside another
+Only the standard library: the worker (perf/measure/worker.py) runs this inside another
 version's tree, whose `solvers` it imports.
 """
 

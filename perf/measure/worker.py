@@ -1,10 +1,11 @@
-"""The gate's worker protocol: a process per version, one JSON request per line in, one JSON reply per line out.
+"""A worker process and its protocol: one JSON request per line in, one JSON reply per line out.
 
-The gate (Worker, below) starts `python -m perf.gate.worker TREE [SOLVER ...]` in this repository, so this tree's
-perf/measure times the solvers of TREE: another revision's worktree, or this tree under another interpreter. The
-worker first imports the named solvers (all, when none are named) and the packages they need, on a CPU of its own
-(IMPORT_CPU_VARIABLE), so that the workers of a pass start in parallel; then it pins itself to the gate's CPU and
-serves. Requests:
+Worker (below) starts `python -m perf.measure.worker TREE [SOLVER ...]` in this repository, so this tree's
+perf/measure times the solvers of TREE: another revision's worktree (the gate), this tree under another interpreter
+(a TensorFlow release), or this tree itself (the suite's trials). The worker first imports the named solvers (all,
+when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the
+workers of a gate's pass start in parallel; then it pins itself to CPU_VARIABLE's CPU where that is set, and serves.
+Requests:
 
     {"op": "solvers", "only": [names] or null}
                        ->  {"solvers": {name: {device: why it cannot run here, or null}}}
@@ -29,23 +30,40 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
 
-from perf.gate.versions import ROOT, GateError, Version
 from perf.measure.trials import SLOWDOWN_VARIABLE
 
-# The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
-# A/A runs on this project's machine its intervals were a third narrower pinned, so a real slowdown clears them
-# sooner. README "The regression gate".
-GATE_THREADS = 1
-# Every worker runs on this one CPU (default: the last this process may use): two versions' rounds, timed in turn,
-# then share its caches and its clock, and the order in which they opened a trial stops mattering. On this
-# project's machine, free to float, the opener of a trial ran up to 1.9x faster than the other at n = 1e5 in A/A.
+ROOT = Path(__file__).resolve().parents[2]
+# The CPU a worker is timed on, where set: the gate runs every worker of a pass on one CPU (perf/gate/interleave.py).
 CPU_VARIABLE = "FSSGD_GATE_CPU"
 # Where a worker imports its packages first, one CPU too, a different one for each worker of a pass where there
 # are several: the workers of a pass import in parallel, and every package that sizes its threads by the CPUs it
 # may use (OpenMP's pools, at load) sees one, as on the CPU it is then timed on.
 IMPORT_CPU_VARIABLE = "FSSGD_GATE_IMPORT_CPU"
+
+
+class WorkerStopped(RuntimeError):
+    """A worker process ended before it answered; the message ends with the last lines it wrote."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """What a worker runs: the solvers of a tree, under an interpreter, with environment variables of its own."""
+    label: str  # "baseline", "candidate", or a noise-study variant: unique within a session
+    description: str  # what it is: a revision and its commit, the working tree, an interpreter
+    tree: Path  # where its solvers are
+    python: str
+    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS, or
+    # FSSGD_SLOWDOWN (test tooling). The gate's own environment is every version's otherwise.
+    env: tuple[tuple[str, str], ...] = ()
+
+    def with_env(self, **variables) -> "Version":
+        settings = ", ".join(f"{name}={value}" for name, value in variables.items())
+        return Version(self.label, f"{self.description}, with {settings}", self.tree, self.python,
+                       self.env + tuple(variables.items()))
 
 
 def serve(tree: str, preload: list[str]) -> None:
@@ -153,18 +171,22 @@ def older_names(solvers) -> None:
 
 
 class Worker:
-    """The gate's end of one version's worker process."""
+    """Our end of one version's worker process: timed on cpu alone where given, else wherever the system puts it;
+    its packages imported on import_cpu first where given."""
 
-    def __init__(self, version: Version, threads: int, preload: list[str] | None = None, import_cpu: int | None = None):
+    def __init__(self, version: Version, threads: int, preload: list[str] | None = None, cpu: int | None = None,
+                 import_cpu: int | None = None):
         self.version = version
-        env = {key: value for key, value in os.environ.items() if key != SLOWDOWN_VARIABLE}
+        env = {key: value for key, value in os.environ.items()
+               if key not in (SLOWDOWN_VARIABLE, CPU_VARIABLE, IMPORT_CPU_VARIABLE)}
         env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
-        env.setdefault(CPU_VARIABLE, str(max(os.sched_getaffinity(0))))
-        if import_cpu is not None:
-            env[IMPORT_CPU_VARIABLE] = str(import_cpu)
+        if cpu is not None:
+            env[CPU_VARIABLE] = str(cpu)
+            if import_cpu is not None:
+                env[IMPORT_CPU_VARIABLE] = str(import_cpu)
         env.update(version.env)
         self.log = tempfile.TemporaryFile(mode="w+")
-        command = [version.python, "-m", "perf.gate.worker", str(version.tree), *(preload or ())]
+        command = [version.python, "-m", "perf.measure.worker", str(version.tree), *(preload or ())]
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self.log, text=True)
 
@@ -178,7 +200,7 @@ class Worker:
         if not line:
             self.log.seek(0)
             tail = "\n    ".join(self.log.read().strip().splitlines()[-5:])
-            raise GateError(f"the worker for the {self.version.label}, {self.version.description}, stopped:\n    {tail}")
+            raise WorkerStopped(f"the worker for the {self.version.label}, {self.version.description}, stopped:\n    {tail}")
         return json.loads(line)
 
     def close(self):
@@ -189,20 +211,6 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.log.close()
-
-
-@contextmanager
-def started(versions: list[Version], threads: int, preload: list[str] | None = None):
-    """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
-    the way out."""
-    cpus = sorted(os.sched_getaffinity(0))
-    with ExitStack() as stack:
-        workers = {}
-        for index, version in enumerate(versions):
-            worker = Worker(version, threads, preload, cpus[index % len(cpus)])
-            stack.callback(worker.close)
-            workers[version.label] = worker
-        yield workers
 
 
 if __name__ == "__main__":
