@@ -7,6 +7,7 @@ import pytest
 
 import solvers
 from perf.measure import environment
+from perf.measure.pool import Pool
 from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
 from perf.report import summary
 from perf.report.rows import derived_keys, rows_of
@@ -92,6 +93,14 @@ def timing_refused(config) -> bool:
 @pytest.fixture(scope="session")
 def profile(request):
     return profile_named(request.config.getoption("profile"))
+
+
+@pytest.fixture(scope="session")
+def workers(request, profile):
+    """The processes that time the trials, trial i of every benchmark in workers[i]; they start on first use."""
+    config = request.config
+    with Pool(profile.trials, config.getoption("threads"), selected(config, "solvers", solvers.REGISTRY)) as pool:
+        yield pool
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ SOLVERS = ("numpy_loop", "numpy_lean", "tf1_while_loop", "tf2_function_xla",
 pytestmark = pytest.mark.full_profile
 
 
-def test_time_to_accuracy(benchmark, solver, device, profile):
+def test_time_to_accuracy(benchmark, workers, solver, device, profile):
     benchmark.group = f"time to accuracy {accuracy.TARGET:g} n={SEED_N}"
     problem = seed_problem(SEED_N)
     # Aim the float64 expected answer tighter by the dtype's tolerance, so that an answer that far from it
@@ -23,7 +23,7 @@ def test_time_to_accuracy(benchmark, solver, device, profile):
     needed, _ = accuracy.iterations_to_accuracy(solver.expected, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
     iterations = needed or accuracy.MAX_ITERATIONS
     descent = accuracy.descent_of(solver.expected, problem)
-    fit = benchmarked(benchmark, solver, device, problem, iterations, profile, figure="time_to_accuracy",
+    fit = benchmarked(benchmark, workers, solver, device, SEED_N, iterations, profile, figure="time_to_accuracy",
                       x_scaling=descent.x_scaling, lr=descent.problem.lr)
     error = accuracy.fit_error(fit, problem)
     assert needed is None or error <= accuracy.TARGET, f"relative error {error:.3g} after {iterations:,} steps"

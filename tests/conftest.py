@@ -72,13 +72,16 @@ def write_run(path: Path, document) -> Path:
 
 
 @pytest.fixture
-def run_suite(pytester, monkeypatch):
-    """run_suite(*paths_and_options): the real suite in a subprocess, from an empty folder."""
-    # The test may run on an xdist worker; the suite it starts must not believe it is one, or
-    # pytest-benchmark would not time and the root conftest would refuse to.
+def outside_xdist(monkeypatch):
+    """The test may run on an xdist worker; a pytest it starts must not believe it is one, or pytest-benchmark would
+    not time and the root conftest would refuse to."""
     for name in XDIST_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
+
+@pytest.fixture
+def run_suite(pytester, outside_xdist):
+    """run_suite(*paths_and_options): the real suite in a subprocess, from an empty folder."""
     def run(*args):
         return pytester.runpytest_subprocess(
             *args, "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider")

@@ -22,9 +22,10 @@ def run_fssgd(run_perf):
 
 
 def with_plugin(pytester, monkeypatch, **modules):
-    """Modules importable by the suite's subprocess (as -p plugins or as shadowing packages), before the project."""
+    """Modules importable by the suite's subprocess and its worker processes, before the project: each one named is
+    imported at every interpreter's start (sitecustomize), so that what it patches is patched where trials run."""
     if modules:
-        pytester.makepyfile(**modules)
+        pytester.makepyfile(**modules, sitecustomize="".join(f"import {name}\n" for name in modules))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
 
 
@@ -71,9 +72,11 @@ loop.prepare = prepare
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_fssgd, pytester, monkeypatch):
+@pytest.mark.parametrize("timing", [["--benchmark-disable"], ["--benchmark-json=run.json"]], ids=["untimed", "timed"])
+def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_fssgd, pytester,
+                                                                                           monkeypatch, timing):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_fssgd("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+    result = run_fssgd(*timing, "-rs", "--devices", "cpu",
                       "--solvers", "tf1_while_loop")
     result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
     result.stdout.fnmatch_lines(
@@ -84,7 +87,7 @@ def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_
 @pytest.mark.tensorflow
 def test_out_of_device_memory_skips_the_studies_benchmarks_too(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_fssgd("-p", "exhaust_memory", "--benchmark-disable", "-rs", "--devices", "cpu",
+    result = run_fssgd("--benchmark-disable", "-rs", "--devices", "cpu",
                       "--solvers", "tf1_while_loop", modules=STUDIES)
     result.assert_outcomes(skipped=5)  # four iteration counts and one time to accuracy, all at n = 1000
     result.stdout.fnmatch_lines(
@@ -103,17 +106,17 @@ def test_only_tensorflows_out_of_memory_error_counts_as_out_of_memory():
 # Divergence in a benchmark -------------------------------------------------------------------
 
 UNSTABLE_PLUGIN = '''
-import perf.test_fssgd as suite
-from solvers.problem import SEED_LR
+import solvers.problem as problem
 
-seed_problem = suite.seed_problem
-suite.seed_problem = lambda n, iterations: seed_problem(n, iterations, lr=3.1e-4 if n == 100_000 else SEED_LR)
+seed_problem = problem.seed_problem
+problem.seed_problem = lambda n=problem.SEED_N, iterations=problem.SEED_ITERATIONS, lr=problem.SEED_LR: seed_problem(
+    n, iterations, lr=3.1e-4 if n == 100_000 else lr)
 '''
 
 
 def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, unstable_lr=UNSTABLE_PLUGIN)
-    result = run_fssgd("-p", "unstable_lr", "--devices", "cpu", "--solvers", "numpy_loop",
+    result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*DivergenceError: numpy_loop diverged: lr 0.00031 is above the stable limit 0.0002999 for this x*"])
@@ -225,7 +228,7 @@ tensorflow_support.recording_placement = placed_on_a_gpu
 @pytest.mark.tensorflow
 def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
-    result = run_fssgd("-p", "elsewhere", "--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
+    result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=2, failed=2)  # numpy_loop has no TensorFlow placement to check
     result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: "
@@ -237,7 +240,7 @@ def test_a_benchmark_whose_ops_ran_on_another_device_fails_before_timing(run_fss
 @pytest.mark.tensorflow
 def test_a_studys_benchmark_whose_ops_ran_on_another_device_fails_too(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, elsewhere=ELSEWHERE_PLUGIN)
-    result = run_fssgd("-p", "elsewhere", "--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
+    result = run_fssgd("--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop",
                       modules=STUDIES)
     result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines(["*tf1_while_loop on cpu: asked for cpu, but TensorFlow placed float ops elsewhere: *"] * 5)
@@ -261,6 +264,7 @@ def test_every_saved_benchmark_records_where_its_float_ops_ran(run_fssgd, pytest
 
 CALL_LOG_PLUGIN = '''
 import contextlib
+import os
 
 import solvers.numpy_loop as loop
 
@@ -272,7 +276,7 @@ def prepare(problem, device):
     with real_prepare(problem, device) as run:
 
         def logged(iterations):
-            with open("calls.txt", "a") as log:
+            with open(os.environ["CALL_LOG"], "a") as log:
                 log.write(f"{iterations}\\n")
             return run(iterations)
 
@@ -285,7 +289,8 @@ loop.prepare = prepare
 
 def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
-    result = run_fssgd("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+    monkeypatch.setenv("CALL_LOG", str(pytester.path / "calls.txt"))  # written by every worker, whatever its folder
+    result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
                       "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=1, deselected=1)
     calls = [int(line) for line in (pytester.path / "calls.txt").read_text().split()]
@@ -305,7 +310,8 @@ def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_fssg
 
 def test_with_nothing_timed_one_setup_and_one_call_check_the_answer(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, call_log=CALL_LOG_PLUGIN)
-    result = run_fssgd("-p", "call_log", "--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
+    monkeypatch.setenv("CALL_LOG", str(pytester.path / "calls.txt"))  # written by every worker, whatever its folder
+    result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop", "-k", "n1000 and not n100000",
                       "--benchmark-disable")
     result.assert_outcomes(passed=1, deselected=1)
     assert [int(line) for line in (pytester.path / "calls.txt").read_text().split()] == [1, 1_000]

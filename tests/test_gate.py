@@ -327,27 +327,6 @@ def test_a_worker_imports_first_then_pins_every_thread_its_sessions_start_to_its
     assert len(threads) > 1 and allowed == {"0"}  # TensorFlow's pools, started by the session, and the main thread
 
 
-@pytest.mark.e2e
-def test_the_worker_says_per_solver_and_device_why_it_cannot_run_and_times_a_trial_round_by_round():
-    import solvers
-
-    with started([Version("candidate", "the working tree", ROOT, sys.executable)], threads=1) as workers:
-        worker = workers["candidate"]
-        listing = worker.ask({"op": "solvers", "only": ["numpy_loop", "jax_step"]})["solvers"]
-        plan = worker.ask({"op": "plan", "solver": "numpy_lean", "device": "cpu", "n": 1000, "most_steps": 100,
-                           "round_s": 0.01, "probe_steps": 10, "most_calls": 50})
-        opened = worker.ask({"op": "open", "solver": "numpy_lean", "device": "cpu", "n": 1000, **plan})
-        rounds = [worker.ask({"op": "round"}) for _ in range(2)]
-        closed = worker.ask({"op": "close"})
-        missing = worker.ask({"op": "open", "solver": "nope", "device": "cpu", "n": 1000, **plan})
-    assert set(listing) == {"numpy_loop", "jax_step"} and listing["numpy_loop"] == {"cpu": None}
-    # Each package answers for its own GPU, so a version where TensorFlow sees one and JAX does not skips jax_step.
-    assert listing["jax_step"]["gpu"] == solvers.get("jax_step").unavailable_reason("gpu")
-    assert plan["steps"] == 100 and plan["calls"] >= 1
-    assert opened["setup_s"] > 0 and all(reply["round_s"] > 0 for reply in rounds) and closed == {"closed": True}
-    assert missing == {"missing": "no solver nope in this version"}
-
-
 def test_end_to_end_a_gross_injected_slowdown_fails_the_gate_confirmed_and_named(run_gate):
     # A real 4x slowdown of every timed call of the candidate: far beyond any noise, so this checks the wiring
     # (the slowdown reaches the candidate's workers only, the verdict fails the command), not the machine.

@@ -1,5 +1,7 @@
 """perf.measure's one path for a solver's run: setup apart, placement checked, rounds sized, answers checked."""
 
+import json
+
 import pytest
 
 import solvers
@@ -58,12 +60,11 @@ def test_a_reduced_step_count_keeps_one_significant_digit(count, rounded):
 def test_a_round_budget_runs_fewer_steps_except_for_the_seeds_own_programs_whose_rounds_it_still_estimates():
     # A budget no round of 1,000 numpy_loop steps fits on any machine leaves the probe's 1,000 steps.
     budget = Profile(sizes=(1_000,), steps=100_000, trials=1, rounds_per_trial=1, max_round_s=1e-6, probe_steps=1_000)
-    problem = seed_problem(1_000, iterations=100_000)
-    steps, round_s = budgeted_steps(solvers.get("numpy_loop"), "cpu", problem, 100_000, budget)
+    steps, round_s = budgeted_steps(solvers.get("numpy_loop"), "cpu", 1_000, 100_000, budget)
     assert steps == 1_000 and round_s > 0
     exempt = Profile(sizes=(1_000,), steps=100_000, trials=1, rounds_per_trial=1, max_round_s=1e-6, probe_steps=1_000,
                      full_count_solvers=("numpy_loop",))
-    steps, round_s = budgeted_steps(solvers.get("numpy_loop"), "cpu", problem, 100_000, exempt)
+    steps, round_s = budgeted_steps(solvers.get("numpy_loop"), "cpu", 1_000, 100_000, exempt)
     assert steps == 100_000 and round_s > 0  # said on a terminal before its rounds begin
 
 
@@ -86,3 +87,18 @@ def test_ops_placed_elsewhere_stop_the_measurement_naming_where():
                                         "elsewhere: 4 on /device:CPU:0"):
         check_placement(solvers.get("tf1_while_loop"), "gpu", {"/device:CPU:0": 4})
     check_placement(solvers.get("tf2_function_xla"), "gpu", {})  # XLA reports nothing, so nothing is checked
+
+
+def test_pytest_benchmark_keeps_exactly_the_round_times_the_workers_measured(pytester, outside_xdist):
+    pytester.makepyfile(test_replayed="""
+from perf.measure.benchmark import replayed
+
+def test_rounds(benchmark):
+    replayed(benchmark, [0.25, 0.5, 0.125, 1.0])
+""")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--benchmark-json=run.json",
+                                           "--benchmark-save-data", "-c", "/dev/null")
+    result.assert_outcomes(passed=1)
+    (bench,) = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
+    assert bench["stats"]["data"] == [0.25, 0.5, 0.125, 1.0] and bench["stats"]["median"] == 0.375
+    assert bench["options"]["timer"] == "time.perf_counter, in the worker processes"

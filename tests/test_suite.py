@@ -119,10 +119,13 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert bench["stats"]["rounds"] == info["trials"] * info["rounds_per_trial"]
     assert info["per_iteration_us"] == info["reference_per_iteration_us"] and info["reference_trials_pooled"] == 10
     assert info["setup_s"] >= 0 and info["device_name"] and info["numpy"]
+    # Each trial in a worker process of its own, the same for every benchmark: trial i in worker i.
+    assert len(set(info["trial_processes"])) == info["trials"]
     assert "ratio_to_reference" not in info  # numpy_loop is the reference itself
     paired = {b["name"]: b for b in run["benchmarks"]}["test_fssgd[numpy_lean-cpu-n1000]"]["extra_info"]
     ratio = paired["ratio_to_reference"]
     assert paired["reference"] == "numpy_loop-cpu" and len(paired["reference_trial_medians_s"]) == paired["trials"]
+    assert paired["trial_processes"] == info["trial_processes"]
     assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
     assert paired["per_iteration_us"] == pytest.approx(ratio["ratio"] * info["per_iteration_us"])
     # The same figures, printed after pytest-benchmark's tables.

@@ -1,4 +1,5 @@
-"""Measurement in short independent trials: a fresh setup each, a warm-up, rounds paired in time with the timing reference.
+"""Measurement in short independent trials, each in a worker process of its own: a fresh setup, a warm-up, rounds
+paired in time with the timing reference in that same process.
 
 Why trials. On a shared machine a slow state lasts from a fraction of a second to seconds and
 can slow one benchmark 1.5-1.7x while its neighbour runs normally; rounds timed back to back
@@ -6,14 +7,20 @@ all land in one state. Several trials, each with its own setup, sample several s
 round of the timing reference (numpy_loop) timed beside every round (before it on even rounds,
 after it on odd ones) lives through the same state, so their ratio cancels it.
 
-Only the standard library: the worker (perf/measure/worker.py) runs this inside another
+Why a process each. Whatever a process carries for its whole life (a TF1 session's speed mode,
+NumPy's speed after TensorFlow's import, its allocator's layout) is shared by every trial in it and
+invisible to an interval built from them. Trial i of every benchmark runs in worker i of the suite's
+pool (perf/measure/pool.py), so a benchmark's trials sample as many processes as it has trials, and
+its interval holds their variation; the rounds are timed there, around the call alone, and only
+their times cross the pipe (docs/measurement.md).
+
+Only the standard library: the worker (perf/measure/worker.py) imports this inside another
 version's tree, whose `solvers` it imports.
 """
 
 import os
 import statistics
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 # Test tooling, never set by default: "tf1_while_loop=1.25" or "*=1.1" slows those solvers' timed calls.
@@ -71,6 +78,7 @@ def timed(call, *args) -> float:
 class Trial:
     setup_s: float
     first_run_s: float | None  # the untimed warm-up call at the full count, when there was one
+    process: int  # the worker's process id
     rounds_s: list[float] = field(default_factory=list)
     reference_rounds_s: list[float] = field(default_factory=list)
 
@@ -81,79 +89,80 @@ class Trial:
         return statistics.median(self.reference_rounds_s)
 
 
-class Trials:
-    """The rounds of several trials, for benchmark.pedantic(trials.call, setup=..., teardown=..., rounds=...).
+class TrialError(RuntimeError):
+    """A trial failed in its worker: kind names how (the exception's class, or "wrong answer"), trace where."""
 
-    open_run(first_trial) is a context manager yielding (run, setup_s); open_reference(), when given, one
-    yielding the timing reference's run; slowdown stretches the timed calls (FSSGD_SLOWDOWN, test tooling).
-    Entering starts trial 1 with its warm-up at the full count (unless full_warm_up is False: then the
-    setup's own short call is the warm-up), which fixes the rounds per trial (as many as fit in
-    TRIAL_TARGET_S, 1 to max_rounds); every later trial sets up afresh. Each round's time is taken here too,
-    from the end of setup to the start of teardown, around the call alone as pytest-benchmark times it;
-    on_round(done, total, seconds), when given, hears of each.
-    """
+    def __init__(self, reply: dict):
+        super().__init__(reply.get("error") or reply.get("missing") or str(reply))
+        self.kind, self.trace = reply.get("kind"), reply.get("trace")
 
-    def __init__(self, open_run, steps: int, trials: int, max_rounds: int, open_reference=None,
-                 slowdown: float = 1.0, full_warm_up: bool = True, on_round=None):
-        self.open_run, self.open_reference, self.slowdown = open_run, open_reference, slowdown
-        self.steps, self.trial_count, self.max_rounds = steps, trials, max_rounds
-        self.on_round = on_round
-        self.trials: list[Trial] = []
-        self.rounds_per_trial = 0
-        self.warm_up_each_trial = full_warm_up
-        self.rounds_done = 0
-        self.stack = ExitStack()
-        self.run = self.reference = None
-        self.round_started = 0.0
 
-    def __enter__(self):
-        self.start_trial()
-        if self.max_rounds == 1:
-            self.rounds_per_trial = 1
-            return self
-        round_s = self.trials[0].first_run_s
-        if round_s is None or round_s * self.max_rounds > TRIAL_TARGET_S:
-            round_s = timed(self.run, self.steps)  # the warm-up may hold a compile: size rounds on a second call
-        self.rounds_per_trial = max(1, min(self.max_rounds, int(TRIAL_TARGET_S / round_s)))
-        return self
-
-    def __exit__(self, *exc_info):
-        self.stack.close()
+@dataclass
+class Measured:
+    """A benchmark's trials, as the workers timed them."""
+    trials: list[Trial]
+    rounds_per_trial: int
+    warm_up_each_trial: bool  # whether every trial warmed up at the full count
+    fit: dict  # the last round's answer, checked by its worker: w, b, loss, iterations
+    placement: object  # where TensorFlow placed the ops in the first trial (a worker's first of this benchmark)
 
     @property
-    def total_rounds(self) -> int:
-        return self.rounds_per_trial * self.trial_count
+    def rounds_s(self) -> list[float]:
+        return [round_s for trial in self.trials for round_s in trial.rounds_s]
 
-    def start_trial(self):
-        self.stack.close()
-        self.stack = ExitStack()
-        first = not self.trials
-        if not first and self.warm_up_each_trial:
-            first_trial = self.trials[0]
-            self.warm_up_each_trial = first_trial.first_run_s > WARM_UP_MARGIN * min(first_trial.rounds_s)
-        run, setup_s = self.stack.enter_context(self.open_run(first))
-        self.run = slowed(run, self.slowdown)
-        self.reference = self.stack.enter_context(self.open_reference()) if self.open_reference else None
-        first_run_s = timed(self.run, self.steps) if self.warm_up_each_trial else None
-        if self.reference and self.warm_up_each_trial:
-            self.reference(self.steps)  # its own warm-up, untimed
-        self.trials.append(Trial(setup_s, first_run_s))
 
-    def call(self, steps):
-        return self.run(steps)
+def asked(worker, request: dict) -> dict:
+    reply = worker.ask(request)
+    if "error" in reply or "missing" in reply:
+        raise TrialError(reply)
+    return reply
 
-    def setup(self):
-        if self.rounds_done and self.rounds_done % self.rounds_per_trial == 0:
-            self.start_trial()
-        if self.reference and self.rounds_done % 2 == 0:
-            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.steps))
-        self.round_started = time.perf_counter()
-        return (self.steps,), {}
 
-    def teardown(self, *args):
-        self.trials[-1].rounds_s.append(time.perf_counter() - self.round_started)
-        if self.on_round:
-            self.on_round(self.rounds_done + 1, self.total_rounds, self.trials[-1].rounds_s[-1])
-        if self.reference and self.rounds_done % 2 == 1:
-            self.trials[-1].reference_rounds_s.append(timed(self.reference, self.steps))
-        self.rounds_done += 1
+def timed_trials(workers, benchmark: dict, trials: int, max_rounds: int, reference_steps: int | None = None,
+             full_warm_up: bool = True, on_round=None) -> Measured:
+    """benchmark's trials, trial i on workers[i]: {"solver", "device", "n", "steps", "calls"} as the worker opens it.
+
+    Trial 1 warms up at the full count (unless full_warm_up is False: then the setup's own short call is the
+    warm-up), which fixes the rounds per trial: as many as fit in TRIAL_TARGET_S, 1 to max_rounds. Later trials
+    repeat the full-count warm-up only where the first one's was slower than its rounds by more than
+    WARM_UP_MARGIN. With reference_steps, every round is timed beside a round of the timing reference of that
+    many steps, in the same process. on_round(done, total, seconds), when given, hears of each round.
+    """
+    done, found, placement, rounds_per_trial, warm_up, fit = 0, [], None, 0, full_warm_up, None
+    for index in range(trials):
+        worker = workers[index]
+        if index and warm_up:
+            warm_up = found[0].first_run_s > WARM_UP_MARGIN * min(found[0].rounds_s)
+        reply = asked(worker, {"op": "open", **benchmark, "warm_up": warm_up, "reference_steps": reference_steps})
+        try:
+            trial = Trial(reply["setup_s"], reply["first_run_s"], worker.process.pid)
+            if not index:
+                placement = reply.get("placement")
+                rounds_per_trial = rounds_fitting(worker, trial.first_run_s, max_rounds)
+            for _ in range(rounds_per_trial):
+                side = ("before", "after")[done % 2] if reference_steps else None
+                reply = asked(worker, {"op": "round", "reference": side})
+                trial.rounds_s.append(reply["round_s"])
+                if side:
+                    trial.reference_rounds_s.append(reply["reference_round_s"])
+                done += 1
+                if on_round:
+                    on_round(done, rounds_per_trial * trials, reply["round_s"])
+        finally:
+            closed = worker.ask({"op": "close"})
+        if "error" in closed:
+            raise TrialError(closed)
+        found.append(trial)
+        fit = closed["fit"]
+    return Measured(found, rounds_per_trial, full_warm_up and warm_up, fit, placement)
+
+
+def rounds_fitting(worker, first_run_s: float | None, max_rounds: int) -> int:
+    """How many rounds fit in TRIAL_TARGET_S, 1 to max_rounds, from the warm-up's time or, where that may hold a
+    compile or there was none, from one more untimed round."""
+    if max_rounds == 1:
+        return 1
+    round_s = first_run_s
+    if round_s is None or round_s * max_rounds > TRIAL_TARGET_S:
+        round_s = asked(worker, {"op": "round"})["round_s"]
+    return max(1, min(max_rounds, int(TRIAL_TARGET_S / round_s)))

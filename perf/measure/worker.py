@@ -11,15 +11,23 @@ Requests:
                        ->  {"solvers": {name: {device: why it cannot run here, or null}}}
     {"op": "plan", "solver", "device", "n", "most_steps", "round_s", "probe_steps", "most_calls"}
                        ->  {"steps": …, "calls": …}          (perf.measure.solver_runs.round_plan)
-    {"op": "open", "solver", "device", "n", "steps", "calls"}
-                       ->  {"setup_s": …, "first_run_s": …}   a trial: a fresh setup and a warm-up at the full count
-    {"op": "round"}    ->  {"round_s": …}                     one timed round of the open trial
-    {"op": "close"}    ->  {"closed": true}                   its last answer checked, its session freed
+    {"op": "open", "solver", "device", "n", "steps", "calls", "warm_up": true, "reference_steps": null}
+                       ->  {"setup_s": …, "first_run_s": …, "placement": …}
+                           a trial: a fresh setup, a warm-up at the full count unless warm_up is false (first_run_s
+                           null), and, where reference_steps is given, the timing reference's run on the same problem
+                           beside it; placement is where TensorFlow placed the ops, the first time this worker opens
+                           this benchmark (then checked), else absent
+    {"op": "round", "reference": null}
+                       ->  {"round_s": …}                     one timed round of the open trial; with "reference":
+                           "before" or "after", a round of the timing reference timed then too: "reference_round_s"
+    {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null}
+                           its last answer checked, its session freed
 
 A trial is held open so that the gate can time its rounds in turn with another version's, each round
-paired with theirs within milliseconds. The first trial of each benchmark checks where TensorFlow placed
-its ops. Any request may answer {"missing": why} (no such solver in that version) or {"error": why} (a
-crash, a wrong answer, ops placed on another device). Only the standard library is imported here at
+paired with theirs within milliseconds; the suite times a trial's rounds beside the timing reference's in the
+same process. Any request may answer {"missing": why} (no such solver in that version) or {"error": why,
+"kind": the exception's class} (a crash, a wrong answer, ops placed on another device, out of device memory).
+Only the standard library is imported here at
 module level: the version's solvers must come first.
 """
 
@@ -30,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +87,7 @@ def serve(tree: str, preload: list[str]) -> None:
     imported(solvers, preload or list(solvers.REGISTRY))
     if cpu:
         pinned(int(cpu))
+    from perf.measure import TIMING_REFERENCE
     from perf.measure.solver_runs import answer_mismatch, prepared, round_plan
     from perf.measure.trials import slowed, slowdown_of, timed
     from solvers.problem import seed_problem
@@ -94,20 +104,37 @@ def serve(tree: str, preload: list[str]) -> None:
 
     def open_trial(solver, request):
         close_trial()
-        key, steps = (solver.name, request["device"], request["n"]), request["steps"]
+        key, steps, n = (solver.name, request["device"], request["n"]), request["steps"], request["n"]
         placement = None if key in placement_checked else {}
         placement_checked.add(key)
         session = ExitStack()
-        trial.update(session=session, solver=solver, n=request["n"], steps=steps)
-        run, setup_s = session.enter_context(prepared(solver, seed_problem(request["n"], iterations=steps),
-                                                      request["device"], placement, request["calls"]))
+        trial.update(session=session, solver=solver, n=n, steps=steps)
+        run, setup_s = session.enter_context(prepared(solver, seed_problem(n, iterations=steps), request["device"],
+                                                      placement, request["calls"]))
         trial["run"] = slowed(run, slowdown_of(solver.name))
-        return {"setup_s": setup_s, "first_run_s": timed(trial["run"], steps)}  # XLA compiles per step count
+        reply = {"setup_s": setup_s, "first_run_s": None}
+        if request.get("warm_up", True):  # XLA compiles per step count
+            reply["first_run_s"] = timed(trial["run"], steps)
+        if reference_steps := request.get("reference_steps"):
+            reference, device = TIMING_REFERENCE
+            reference_run = session.enter_context(
+                solvers.REGISTRY[reference].prepare(seed_problem(n, iterations=reference_steps), device))
+            trial["reference"] = lambda: reference_run(reference_steps)
+            if request.get("warm_up", True):
+                trial["reference"]()  # its own warm-up, untimed
+        if placement is not None:
+            reply["placement"] = placement.get("devices")
+        return reply
 
     def timed_round(request):
+        reference = request.get("reference") and trial.get("reference")
+        reply = {"reference_round_s": timed(reference)} if reference and request["reference"] == "before" else {}
         started = time.perf_counter()
         trial["fit"] = trial["run"](trial["steps"])
-        return {"round_s": time.perf_counter() - started}
+        reply["round_s"] = time.perf_counter() - started
+        if reference and request["reference"] == "after":
+            reply["reference_round_s"] = timed(reference)
+        return reply
 
     def close_trial(request=None):
         if not trial:
@@ -116,8 +143,9 @@ def serve(tree: str, preload: list[str]) -> None:
         trial.clear()
         session.close()
         if fit is not None and (error := answer_mismatch(fit, solver, n)):
-            return {"error": f"wrong answer: {error}"}
-        return {"closed": True}
+            return {"error": f"wrong answer: {error}", "kind": "wrong answer"}
+        return {"closed": True, "fit": fit and {"w": float(fit.w), "b": float(fit.b), "loss": float(fit.loss),
+                                                "iterations": int(fit.iterations)}}
 
     def answer(request: dict) -> dict:
         if request["op"] == "solvers":  # "only": the names asked for, so that no other package is imported
@@ -134,8 +162,9 @@ def serve(tree: str, preload: list[str]) -> None:
     for line in sys.stdin:
         try:
             reply = answer(json.loads(line))
-        except Exception as error:  # the gate reports it against this benchmark and version
-            reply = {"error": f"{type(error).__name__}: {error}"}
+        except Exception as error:  # reported against this benchmark and version
+            reply = {"error": f"{type(error).__name__}: {error}", "kind": type(error).__name__,
+                     "trace": traceback.format_exc()}
         print(json.dumps(reply), flush=True)
 
 
@@ -200,7 +229,8 @@ class Worker:
         if not line:
             self.log.seek(0)
             tail = "\n    ".join(self.log.read().strip().splitlines()[-5:])
-            raise WorkerStopped(f"the worker for the {self.version.label}, {self.version.description}, stopped:\n    {tail}")
+            raise WorkerStopped(f"the worker process of the {self.version.label}, {self.version.description}, "
+                                f"stopped:\n    {tail}")
         return json.loads(line)
 
     def close(self):
