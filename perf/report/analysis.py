@@ -7,8 +7,8 @@ from typing import NamedTuple
 import numpy as np
 
 from perf.measure import TIMING_REFERENCE
-from perf.report.rows import Key, Row
-from perf.report.statistics import Interval
+from perf.report.rows import Key, Row, trial_ratios
+from perf.report.statistics import Interval, median_interval
 
 REFERENCE_SOLVER = TIMING_REFERENCE[0]
 # What a step could cost: every step one fused, vectorized pass (the CPU's roofline), and the algebraic limit,
@@ -131,19 +131,50 @@ def step_us(rows: dict[Key, Row], solver: str | None, device: str, n: int) -> In
     return row.ratio.scaled(reference.per_step_us)
 
 
+def per_process_ratios(row: Row) -> dict[int, float]:
+    """The row's trial ratios by the worker process each ran in; {} in a run whose trials shared one process."""
+    processes, ratios = row.get("trial_processes"), trial_ratios(row.info)
+    return dict(zip(processes, ratios)) if processes and len(processes) == len(ratios) else {}
+
+
+def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
+    """Σ sign × µs per step of each (solver, sign) in terms, with its interval.
+
+    Trial i of every benchmark ran in worker process i, so each process gives the sum of its own trials' paired
+    ratios: its interval is over the processes, and what a process carried for its life counts once. A run from
+    before trials had processes of their own gives the benchmarks' intervals end to end instead, which covers with
+    at least the product of their coverages. None where a solver was not measured.
+    """
+    reference = reference_row(rows, n)
+    found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
+    if reference is None or any(row is None or row.ratio is None for row in found):
+        return None
+    by_process = [per_process_ratios(row) for row in found]
+    shared = set.intersection(*(set(ratios) for ratios in by_process))
+    if len(shared) >= 2:
+        return median_interval([sum(sign * ratios[process] for (_, sign), ratios in zip(terms, by_process))
+                                for process in shared]).scaled(reference.per_step_us)
+    total = Interval(0.0, 0.0, 0.0)
+    for (_, sign), row in zip(terms, found):
+        scaled = row.ratio.scaled(reference.per_step_us)
+        total = total + scaled if sign > 0 else total - scaled
+    return total
+
+
 def step_parts(rows: dict[Key, Row], device: str, n: int, parts=STEP_PARTS) -> list[tuple[str, Interval, str]]:
     """(part, µs per step with its interval, how it is derived) for each part whose solvers were measured; with
     the remainder, whole − the parts, when all of STEP_PARTS were."""
     found = []
     for part, minuend, subtrahend in parts:
-        whole, less = step_us(rows, minuend, device, n), step_us(rows, subtrahend, device, n)
-        if whole and less:
-            found.append((part, whole - less, f"{minuend} − {subtrahend}" if subtrahend else minuend))
+        terms = [(minuend, 1)] + ([(subtrahend, -1)] if subtrahend else [])
+        if value := combination(rows, terms, device, n):
+            found.append((part, value, f"{minuend} − {subtrahend}" if subtrahend else minuend))
     if parts is STEP_PARTS and len(found) == len(STEP_PARTS):
         # whole − Σ parts is, term by term, (tf1_constant − tf1_constant_no_loss) − (tf1_feed_dict −
-        # tf1_feed_dict_no_loss): taken as that, each benchmark's interval counts once.
-        other_loss, loss = step_parts(rows, device, n, OTHER_WAY_ROUND)[0][1], found[0][1]
-        found.append((REMAINDER, other_loss - loss, "whole − the parts above"))
+        # tf1_feed_dict_no_loss): taken as that, each benchmark counts once.
+        (_, on_constant, less_on_constant), (_, fed, less_fed) = OTHER_WAY_ROUND[0], STEP_PARTS[0]
+        terms = [(on_constant, 1), (less_on_constant, -1), (fed, -1), (less_fed, 1)]
+        found.append((REMAINDER, combination(rows, terms, device, n), "whole − the parts above"))
     return found
 
 

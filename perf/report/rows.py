@@ -104,14 +104,19 @@ def reference_pools(entries) -> dict[int, list[float]]:
     return pools
 
 
-def paired_ratio(info: dict) -> Interval | None:
-    """The median of the trials' ratios to the timing reference rounds beside them, per step on both sides."""
+def trial_ratios(info: dict) -> list[float]:
+    """Each trial's ratio to the timing reference rounds beside it, per step on both sides; [] where unpaired."""
     medians, beside = info.get("trial_medians_s"), info.get("reference_trial_medians_s")
     if not (medians and beside):
-        return None
+        return []
     steps, reference_steps = info["iterations"], info.get("reference_iterations", info["iterations"])
-    return median_interval([(median / steps) / (reference / reference_steps)
-                            for median, reference in zip(medians, beside, strict=True)])
+    return [(median / steps) / (reference / reference_steps) for median, reference in zip(medians, beside, strict=True)]
+
+
+def paired_ratio(info: dict) -> Interval | None:
+    """The median of the trials' ratios to the timing reference rounds beside them."""
+    ratios = trial_ratios(info)
+    return median_interval(ratios) if ratios else None
 
 
 def positive(value) -> bool:
