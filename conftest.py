@@ -1,22 +1,26 @@
 """pytest's wiring: command-line options, the solver × device × n parametrization, the skips that say why, and the
 hooks that record a run and print its answer."""
 
+import argparse
 import os
+from pathlib import Path
 
 import pytest
+from pytest_benchmark.session import PerformanceRegression
 
 import solvers
 from perf.measure import environment
 from perf.measure.pool import Pool
 from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
-from perf.report import summary
+from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
-from perf.report.runs import StorageError, check_storage
+from perf.report.runs import RunError, StorageError, check_storage, read_run
 from solvers import tensorflow_support
 
 pytest_plugins = ["pytester"]
 
 DEFAULT_STORAGE = f"file://./{environment.SAVED_RUNS}"
+SESSION = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -30,6 +34,21 @@ def pytest_addoption(parser):
                     help="comma-separated solver names (default: all)")
     group.addoption("--devices", default=",".join(solvers.DEVICES),
                     help="comma-separated devices, cpu and/or gpu (default: both)")
+    group.addoption("--fail-on-slower", type=percentage, metavar="PCT",
+                    help="with --benchmark-compare: exit 1 naming each benchmark judged slower than the saved run by "
+                         "more than PCT (e.g. 10%%), from each benchmark's ratio to numpy_loop over both runs' "
+                         f"trials; without it the verdicts are printed at {compare.DEFAULT_THRESHOLD:.0%}")
+
+
+def percentage(text: str) -> float:
+    """'10%' or '10' -> 0.10."""
+    try:
+        value = float(text.strip().removesuffix("%")) / 100
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 10:
+        raise argparse.ArgumentTypeError(f"expected a percentage above 0, e.g. 10%, got {text!r}")
+    return value
 
 
 def selected(config, option: str, known) -> list[str]:
@@ -57,6 +76,8 @@ def pytest_configure(config):
         shrink_factor()
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
+    if config.getoption("fail_on_slower") and not config.getoption("benchmark_compare", None):
+        raise pytest.UsageError("--fail-on-slower needs --benchmark-compare: a saved run to compare this one with")
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
@@ -141,15 +162,50 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["fssgd"] = environment.describe(config.getoption("profile"))
 
 
-@pytest.hookimpl(trylast=True)  # after pytest-benchmark's tables
+def pytest_sessionstart(session):
+    session.config.stash[SESSION] = session  # its exit status is set from the comparison
+
+
+@pytest.hookimpl(wrapper=True)  # around pytest-benchmark's tables: what follows them, and its traceback caught
 def pytest_terminal_summary(terminalreporter, config):
-    """The answer for this run, per device and size, when anything was timed (never under --benchmark-disable)."""
+    """The answer for this run, per device and size, and its comparison with a saved run, when anything was timed
+    (never under --benchmark-disable). pytest-benchmark's own --benchmark-compare-fail ends the run with its
+    message and exit status 1, not a traceback."""
+    try:
+        result, regressed = (yield), False
+    except PerformanceRegression:
+        result, regressed = None, True
     session = getattr(config, "_benchmarksession", None)
     if session is None or session.disabled or not session.benchmarks:
-        return
-    lines = summary.summary_lines([bench.as_dict(include_data=False) for bench in session.benchmarks],
-                                  summary.setting(config.getoption("profile")))
+        return result
+    benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
+    write_section(terminalreporter, "fssgd-bench: the answer for this run",
+                  summary.summary_lines(benchmarks, summary.setting(config.getoption("profile"))))
+    slower = []
+    for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
+        saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
+        threshold = config.getoption("fail_on_slower") or compare.DEFAULT_THRESHOLD
+        try:
+            lines, slower = compare.comparison_lines(read_run(saved), str(path), environment.describe(
+                config.getoption("profile")), benchmarks, threshold)
+        except RunError as error:
+            lines = [f"Cannot read {saved} again to compare with it: {error}."]
+        write_section(terminalreporter, "fssgd-bench: compared with a saved run", lines)
+    if slower and config.getoption("fail_on_slower"):
+        names = ", ".join(f"{result.key.name} ({result.change.value:.2f}x)" for result in slower)
+        terminalreporter.write_line(f"fssgd-bench: FAILED --fail-on-slower={config.getoption('fail_on_slower'):.0%}: "
+                                    f"slower by more than that: {names}", red=True, bold=True)
+        config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+    if regressed:
+        terminalreporter.write_line("fssgd-bench: FAILED --benchmark-compare-fail: pytest-benchmark found the absolute "
+                                    "times above regressed (they move with the machine's speed; --fail-on-slower "
+                                    "judges the paired ratios)", red=True, bold=True)
+        config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+    return result
+
+
+def write_section(terminalreporter, title: str, lines: list[str]) -> None:
     if lines:
-        terminalreporter.write_sep("-", "fssgd-bench: the answer for this run")
+        terminalreporter.write_sep("-", title)
         for line in lines:
             terminalreporter.write_line(line)
