@@ -2,7 +2,9 @@
 hooks that record a run and print its answer."""
 
 import argparse
+import inspect
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,10 @@ from pytest_benchmark.session import PerformanceRegression
 
 import solvers
 from perf.measure import environment
+from perf.measure.benchmark import Measurement
 from perf.measure.pool import Pool
 from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
+from perf.measure.schedule import Schedule
 from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
 from perf.report.runs import RunError, StorageError, check_storage, read_run
@@ -21,6 +25,7 @@ pytest_plugins = ["pytester"]
 
 DEFAULT_STORAGE = f"file://./{environment.SAVED_RUNS}"
 SESSION = pytest.StashKey()
+ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in machine_info.fssgd
 
 
 def pytest_addoption(parser):
@@ -79,6 +84,7 @@ def pytest_configure(config):
     if config.getoption("fail_on_slower") and not config.getoption("benchmark_compare", None):
         raise pytest.UsageError("--fail-on-slower needs --benchmark-compare: a saved run to compare this one with")
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
+    config.stash[ORDER_SEED] = random.SystemRandom().randrange(2**32)
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
         config.option.benchmark_storage = f"file://./{environment.runs_folder()}"
@@ -117,11 +123,32 @@ def profile(request):
 
 
 @pytest.fixture(scope="session")
-def workers(request, profile):
-    """The processes that time the trials, trial i of every benchmark in workers[i]; they start on first use."""
+def schedule(request, profile):
+    """Every benchmark of the run that will not skip, planned by its module's plan(); their trials are taken in
+    passes (perf/measure/schedule.py) when the first of them is reported. The trial order's seed is recorded."""
     config = request.config
     with Pool(profile.trials, config.getoption("threads"), selected(config, "solvers", solvers.REGISTRY)) as pool:
-        yield pool
+        planned = Schedule(pool, profile, config.stash[ORDER_SEED])
+        if not timing_refused(config) and not config.getoption("benchmark_disable"):
+            for item in request.session.items:
+                if "measurement" in item.fixturenames and skip_reason(item) is None:
+                    planned.add(item.nodeid, *planned_by(item, profile))
+        yield planned
+
+
+def planned_by(item, profile):
+    """(solver, device, Plan) of a benchmark test, from its module's plan(), given whichever of the test's parameters
+    and the profile it names."""
+    params = {**item.callspec.params, "profile": profile}
+    wanted = inspect.signature(item.module.plan).parameters
+    return params["solver"], params["device"], item.module.plan(**{name: params[name] for name in wanted})
+
+
+@pytest.fixture
+def measurement(request, schedule, profile):
+    """This benchmark's measurement: Measurement.reported(benchmark) hands its rounds to pytest-benchmark."""
+    solver, device, plan = planned_by(request.node, profile)
+    return Measurement(schedule, request.node.nodeid, solver, device, plan, profile)
 
 
 @pytest.fixture(autouse=True)
@@ -130,17 +157,24 @@ def skip_unavailable(request):
     if "benchmark" in request.fixturenames and timing_refused(request.config):
         pytest.fail("benchmarks cannot be timed under pytest-xdist (pytest-benchmark would silently disable them): "
                     "run `pytest perf/` without -n, or add --benchmark-disable to only check their answers", pytrace=False)
-    params = getattr(request.node, "callspec", None) and request.node.callspec.params or {}
+    if reason := skip_reason(request.node):
+        pytest.skip(reason)
+
+
+def skip_reason(item) -> str | None:
+    """Why a test cannot run here, from its parameters and markers; None where it can."""
+    params = getattr(item, "callspec", None) and item.callspec.params or {}
     solver, device = params.get("solver"), params.get("device")
     if solver and device and device not in solver.devices:
-        pytest.skip(f"{solver.name} is {'/'.join(solver.devices)}-only")
+        return f"{solver.name} is {'/'.join(solver.devices)}-only"
     # Tests of a solver alone (tests/test_solvers.py) run it on its first device, the CPU.
     if solver and (reason := solver.unavailable_reason(device or solver.devices[0])):
-        pytest.skip(reason)
-    if request.node.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
-        pytest.skip(reason)
-    if request.node.get_closest_marker("gpu") and not tensorflow_support.gpu_names():
-        pytest.skip(tensorflow_support.NO_GPU)
+        return reason
+    if item.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
+        return reason
+    if item.get_closest_marker("gpu") and not tensorflow_support.gpu_names():
+        return tensorflow_support.NO_GPU
+    return None
 
 
 def pytest_report_header(config):
@@ -159,7 +193,7 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
-    machine_info["fssgd"] = environment.describe(config.getoption("profile"))
+    machine_info["fssgd"] = {**environment.describe(config.getoption("profile")), "order_seed": config.stash[ORDER_SEED]}
 
 
 def pytest_sessionstart(session):

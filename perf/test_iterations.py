@@ -2,7 +2,7 @@
 
 import pytest
 
-from perf.measure.benchmark import benchmarked
+from perf.measure.benchmark import Plan
 from solvers.problem import SEED_N
 
 # The loops whose one-off and per-step costs differ most: the original two, the in-graph loops, XLA.
@@ -12,8 +12,12 @@ ITERATION_COUNTS = (10, 100, 1_000, 10_000)
 pytestmark = pytest.mark.full_profile
 
 
+def plan(iterations) -> Plan:
+    return Plan(SEED_N, iterations, study={"figure": "iteration_sweep"})  # the study's id in the report
+
+
 # Zero-padded ids sort by K: test_iterations[tf1_while_loop-cpu-k01000].
 @pytest.mark.parametrize("iterations", ITERATION_COUNTS, ids=[f"k{k:05d}" for k in ITERATION_COUNTS])
-def test_iterations(benchmark, workers, solver, device, iterations, profile):
+def test_iterations(benchmark, measurement, solver, device, iterations):
     benchmark.group = f"iterations n={SEED_N}"
-    benchmarked(benchmark, workers, solver, device, SEED_N, iterations, profile, figure="iteration_sweep")  # the study's id
+    measurement.reported(benchmark)

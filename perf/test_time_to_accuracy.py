@@ -1,8 +1,10 @@
 """Time to accuracy: wall time and steps to the closed form within accuracy.TARGET, raw x vs standardized x."""
 
+from functools import cache
+
 import pytest
 
-from perf.measure.benchmark import benchmarked
+from perf.measure.benchmark import Plan
 from solvers import accuracy
 from solvers.answers import TOLERANCE
 from solvers.problem import SEED_N, seed_problem
@@ -15,17 +17,24 @@ SOLVERS = ("numpy_loop", "numpy_lean", "tf1_while_loop", "tf2_function_xla",
 pytestmark = pytest.mark.full_profile
 
 
-def test_time_to_accuracy(benchmark, workers, solver, device, profile):
+@cache
+def steps_needed(solver) -> int | None:
+    """The first step count at which the solver's float64 expected answer is within the target, aimed tighter by
+    its dtype's tolerance so that an answer that far from it (float32) is still within; None: not by MAX_ITERATIONS."""
+    return accuracy.iterations_to_accuracy(solver.expected, seed_problem(SEED_N),
+                                           accuracy.TARGET - TOLERANCE[solver.dtype])[0]
+
+
+def plan(solver) -> Plan:
+    descent = accuracy.descent_of(solver.expected, seed_problem(SEED_N))
+    return Plan(SEED_N, steps_needed(solver) or accuracy.MAX_ITERATIONS,
+                study={"figure": "time_to_accuracy", "x_scaling": descent.x_scaling, "lr": descent.problem.lr})
+
+
+def test_time_to_accuracy(benchmark, measurement, solver, device):
     benchmark.group = f"time to accuracy {accuracy.TARGET:g} n={SEED_N}"
-    problem = seed_problem(SEED_N)
-    # Aim the float64 expected answer tighter by the dtype's tolerance, so that an answer that far from it
-    # (float32) is still within the target.
-    needed, _ = accuracy.iterations_to_accuracy(solver.expected, problem, accuracy.TARGET - TOLERANCE[solver.dtype])
-    iterations = needed or accuracy.MAX_ITERATIONS
-    descent = accuracy.descent_of(solver.expected, problem)
-    fit = benchmarked(benchmark, workers, solver, device, SEED_N, iterations, profile, figure="time_to_accuracy",
-                      x_scaling=descent.x_scaling, lr=descent.problem.lr)
-    error = accuracy.fit_error(fit, problem)
-    assert needed is None or error <= accuracy.TARGET, f"relative error {error:.3g} after {iterations:,} steps"
-    benchmark.extra_info["time_to_accuracy"] = {"target": accuracy.TARGET, "iterations": iterations,
+    fit = measurement.reported(benchmark)
+    error, needed = accuracy.fit_error(fit, seed_problem(SEED_N)), steps_needed(solver)
+    assert needed is None or error <= accuracy.TARGET, f"relative error {error:.3g} after {fit.iterations:,} steps"
+    benchmark.extra_info["time_to_accuracy"] = {"target": accuracy.TARGET, "iterations": fit.iterations,
                                                 "reached": error <= accuracy.TARGET, "error": error}

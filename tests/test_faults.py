@@ -9,6 +9,7 @@ from conftest import ROOT
 from pytest_benchmark.utils import get_machine_id
 
 from perf.measure import environment
+from perf.measure.profiles import PROFILES
 from solvers import tensorflow_support
 
 # The studies beyond the per-step tables; named on the command line, they run in the quick profile.
@@ -299,7 +300,7 @@ def test_each_trial_sets_up_afresh_and_warms_up_before_its_timed_rounds(run_fssg
     rounds, trials = info["rounds_per_trial"], info["trials"]
     # Every trial opens with the setup's one-step call; trial 1 then warms up at the timed K (XLA compiles per K)
     # and may size its rounds on one more call; later trials warm up only where trial 1's warm-up was slow.
-    assert calls[0] == 1 and calls.count(1) == trials == 5
+    assert calls[0] == 1 and calls.count(1) == trials == PROFILES["quick"].trials
     per_trial = " ".join(map(str, calls)).split("1 ")[1:]
     first, *later = [[int(k) for k in chunk.split()] for chunk in per_trial]
     assert set(first + [k for chunk in later for k in chunk]) == {1_000}

@@ -6,7 +6,7 @@ import pytest
 
 import solvers
 from perf.measure import trials as trials_module
-from perf.measure.benchmark import budgeted_steps
+from perf.measure.schedule import budgeted_steps
 from perf.measure.profiles import Profile
 from perf.measure.solver_runs import (PROBE_CALLS, Misplaced, answer_mismatch, check_placement, one_significant_digit,
                                       prepared, round_plan)

@@ -10,8 +10,10 @@ from solvers.problem import SEED_ITERATIONS, SEED_N
 class Profile:
     sizes: tuple[int, ...]
     steps: int
-    # Independent trials per benchmark, each with its own setup (perf/measure/trials.py); five is the fewest whose
-    # range covers their median with at least 90% (93.75%); three cover it with 75%.
+    # Independent trials per benchmark, each with its own setup in a worker process of its own (perf/measure/trials.py,
+    # perf/measure/pool.py): seven keep one stray trial of a run outside the interval of a comparison's change
+    # (docs/measurement.md, "How many trials"); five is the fewest whose range covers their median with at least
+    # 90% (93.75%); three cover it with 75%.
     trials: int
     # At most this many rounds per trial; fewer where a round is long (trials.TRIAL_TARGET_S).
     rounds_per_trial: int
@@ -51,7 +53,7 @@ class Profile:
 
 PROFILES = {
     # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100.
-    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=5, rounds_per_trial=5, max_sample_steps=10**7,
+    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7,
                      wall_time_here="1.5 min"),
     # The n-sweep the report fits t = α + β·n to.
     "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), steps=1_000, trials=5, rounds_per_trial=5,

@@ -1,4 +1,4 @@
-"""Where a long benchmark is, on the terminal only: what it will take, then each round as it ends."""
+"""Where a run is, on the terminal only: what a long benchmark will take, each long round as it ends, each pass."""
 
 from contextlib import contextmanager
 
@@ -32,3 +32,8 @@ def expected(label: str, rounds: int, round_s: float, iterations: int) -> None:
 def round_done(label: str, done: int, rounds: int, round_s: float) -> None:
     if round_s >= MIN_ROUND_S:
         say(f"{label}: round {done} of {rounds} took {round_s:.1f} s")
+
+
+def pass_done(done: int, passes: int, benchmarks: int, seconds: float) -> None:
+    """A pass, every benchmark's next trial: said whatever its rounds took, since the first test waits for them all."""
+    say(f"pass {done} of {passes}: a trial of each of {benchmarks} benchmark{'s' * (benchmarks != 1)} in {seconds:.0f} s")

@@ -97,18 +97,63 @@ class TrialError(RuntimeError):
         self.kind, self.trace = reply.get("kind"), reply.get("trace")
 
 
-@dataclass
 class Measured:
-    """A benchmark's trials, as the workers timed them."""
-    trials: list[Trial]
-    rounds_per_trial: int
-    warm_up_each_trial: bool  # whether every trial warmed up at the full count
-    fit: dict  # the last round's answer, checked by its worker: w, b, loss, iterations
-    placement: object  # where TensorFlow placed the ops in the first trial (a worker's first of this benchmark)
+    """A benchmark's trials, taken one at a time, each on the worker given: {"solver", "device", "n", "steps",
+    "calls"} as the worker opens it.
+
+    The first trial warms up at the full count (unless full_warm_up is False: then the setup's own short call is
+    the warm-up), which fixes the rounds per trial: as many as fit in TRIAL_TARGET_S, 1 to max_rounds. Later trials
+    repeat the full-count warm-up only where the first one's was slower than its rounds by more than
+    WARM_UP_MARGIN. With reference_steps, every round is timed beside a round of the timing reference of that many
+    steps, in the same process, before it and after it in turn over the whole benchmark. on_round(done, total,
+    seconds), when given, hears of each round.
+    """
+
+    def __init__(self, benchmark: dict, trials: int, max_rounds: int, reference_steps: int | None = None,
+                 full_warm_up: bool = True, on_round=None):
+        self.benchmark, self.trial_count, self.max_rounds = benchmark, trials, max_rounds
+        self.reference_steps, self.full_warm_up, self.on_round = reference_steps, full_warm_up, on_round
+        self.trials: list[Trial] = []
+        self.rounds_per_trial, self.warm_up, self.rounds_done = 0, full_warm_up, 0
+        self.fit: dict | None = None  # the last round's answer, checked by its worker: w, b, loss, iterations
+        self.placement = None  # where TensorFlow placed the ops in the first trial
+
+    @property
+    def warm_up_each_trial(self) -> bool:
+        return self.full_warm_up and self.warm_up
 
     @property
     def rounds_s(self) -> list[float]:
         return [round_s for trial in self.trials for round_s in trial.rounds_s]
+
+    def trial(self, worker) -> Trial:
+        """One more trial, on worker; TrialError where it failed there (the trial is closed all the same)."""
+        first = not self.trials
+        if not first and self.warm_up:
+            self.warm_up = self.trials[0].first_run_s > WARM_UP_MARGIN * min(self.trials[0].rounds_s)
+        reply = asked(worker, {"op": "open", **self.benchmark, "warm_up": self.warm_up,
+                               "reference_steps": self.reference_steps})
+        try:
+            trial = Trial(reply["setup_s"], reply["first_run_s"], worker.process.pid)
+            if first:
+                self.placement = reply.get("placement")
+                self.rounds_per_trial = rounds_fitting(worker, trial.first_run_s, self.max_rounds)
+            for _ in range(self.rounds_per_trial):
+                side = ("before", "after")[self.rounds_done % 2] if self.reference_steps else None
+                reply = asked(worker, {"op": "round", "reference": side})
+                trial.rounds_s.append(reply["round_s"])
+                if side:
+                    trial.reference_rounds_s.append(reply["reference_round_s"])
+                self.rounds_done += 1
+                if self.on_round:
+                    self.on_round(self.rounds_done, self.rounds_per_trial * self.trial_count, reply["round_s"])
+        finally:
+            closed = worker.ask({"op": "close"})
+        if "error" in closed:
+            raise TrialError(closed)
+        self.trials.append(trial)
+        self.fit = closed["fit"]
+        return trial
 
 
 def asked(worker, request: dict) -> dict:
@@ -119,42 +164,12 @@ def asked(worker, request: dict) -> dict:
 
 
 def timed_trials(workers, benchmark: dict, trials: int, max_rounds: int, reference_steps: int | None = None,
-             full_warm_up: bool = True, on_round=None) -> Measured:
-    """benchmark's trials, trial i on workers[i]: {"solver", "device", "n", "steps", "calls"} as the worker opens it.
-
-    Trial 1 warms up at the full count (unless full_warm_up is False: then the setup's own short call is the
-    warm-up), which fixes the rounds per trial: as many as fit in TRIAL_TARGET_S, 1 to max_rounds. Later trials
-    repeat the full-count warm-up only where the first one's was slower than its rounds by more than
-    WARM_UP_MARGIN. With reference_steps, every round is timed beside a round of the timing reference of that
-    many steps, in the same process. on_round(done, total, seconds), when given, hears of each round.
-    """
-    done, found, placement, rounds_per_trial, warm_up, fit = 0, [], None, 0, full_warm_up, None
+                 full_warm_up: bool = True, on_round=None) -> Measured:
+    """benchmark's trials one after another, trial i on workers[i] (Measured says how each is taken)."""
+    measured = Measured(benchmark, trials, max_rounds, reference_steps, full_warm_up, on_round)
     for index in range(trials):
-        worker = workers[index]
-        if index and warm_up:
-            warm_up = found[0].first_run_s > WARM_UP_MARGIN * min(found[0].rounds_s)
-        reply = asked(worker, {"op": "open", **benchmark, "warm_up": warm_up, "reference_steps": reference_steps})
-        try:
-            trial = Trial(reply["setup_s"], reply["first_run_s"], worker.process.pid)
-            if not index:
-                placement = reply.get("placement")
-                rounds_per_trial = rounds_fitting(worker, trial.first_run_s, max_rounds)
-            for _ in range(rounds_per_trial):
-                side = ("before", "after")[done % 2] if reference_steps else None
-                reply = asked(worker, {"op": "round", "reference": side})
-                trial.rounds_s.append(reply["round_s"])
-                if side:
-                    trial.reference_rounds_s.append(reply["reference_round_s"])
-                done += 1
-                if on_round:
-                    on_round(done, rounds_per_trial * trials, reply["round_s"])
-        finally:
-            closed = worker.ask({"op": "close"})
-        if "error" in closed:
-            raise TrialError(closed)
-        found.append(trial)
-        fit = closed["fit"]
-    return Measured(found, rounds_per_trial, full_warm_up and warm_up, fit, placement)
+        measured.trial(workers[index])
+    return measured
 
 
 def rounds_fitting(worker, first_run_s: float | None, max_rounds: int) -> int:

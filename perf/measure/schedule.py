@@ -1,0 +1,115 @@
+"""The run's trials in passes, as the gate takes them: pass i gives every benchmark its trial i on worker i, in an
+order shuffled anew each pass, so that a benchmark's trials spread over the whole run.
+
+Why passes. Taken one benchmark after another, a benchmark's trials all fell within seconds of each other, inside
+one spell of the machine; spells that last tens of seconds moved a TensorFlow benchmark's ratio to numpy_loop by
+15-45% between identical runs while its trials agreed within a run (docs/measurement.md, "Passes"). Spread over
+the run, the trials sample as many spells as processes, and the interval between them holds both.
+"""
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+
+from perf.measure import TIMING_REFERENCE, progress
+from perf.measure.solver_runs import prepared, round_plan
+from perf.measure.trials import Measured, TrialError
+from perf.measure.worker import WorkerStopped
+from solvers.problem import seed_problem
+
+# Caps the timing reference's n × steps: at n = 1e6 a round of 1,000 steps takes 5 s, beside every round. Its
+# per-call cost is half a step, so the 100 steps left there move its per-step time by 0.5%.
+REFERENCE_MAX_SAMPLE_STEPS = 10**8
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a benchmark times: run(steps) on the seed problem at n, beside the timing reference when paired. study:
+    what a study's benchmark records beyond the per-step tables (its figure id, its own keys); its step counts are
+    the study, never cut by a round budget."""
+    n: int
+    steps: int
+    paired: bool = False
+    study: dict = field(default_factory=dict)
+
+
+@dataclass
+class Scheduled:
+    """A benchmark of the run: its plan, the steps a round runs (fewer under a round budget), its trials so far,
+    and why it stopped, where it failed."""
+    solver: object
+    device: str
+    plan: Plan
+    steps: int
+    measured: Measured | None = None
+    failure: Exception | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.solver.name} {self.device} n={self.plan.n:,}"
+
+
+def reference_steps(n: int, steps: int) -> int:
+    return min(steps, max(1, REFERENCE_MAX_SAMPLE_STEPS // n))
+
+
+def budgeted_steps(solver, device, n: int, steps: int, profile) -> tuple[int, float]:
+    """(steps a round runs, its estimated seconds): steps, or fewer where a round would last longer than
+    profile.max_round_s; the seed's own programs (profile.full_count_solvers) always run them all, and their
+    rounds, the longest, are estimated all the same, so that a terminal hears how long each will take."""
+    budget = math.inf if solver.name in profile.full_count_solvers else profile.max_round_s
+    with prepared(solver, seed_problem(n, iterations=steps), device) as (run, _):  # a session of its own, untimed
+        plan = round_plan(run, steps, budget, profile.probe_steps)
+    return plan.steps, plan.round_s
+
+
+def steps_within_budget(solver, device, plan: Plan, profile) -> int:
+    """The steps a round of plan runs: a profile with a round budget (seed) runs fewer where a round would take
+    longer, except a study's; a terminal hears what each round will take."""
+    if profile.max_round_s is None or plan.study:
+        return plan.steps
+    steps, round_s = budgeted_steps(solver, device, plan.n, plan.steps, profile)
+    progress.expected(f"{solver.name} {device} n={plan.n:,}", profile.trials, round_s, steps)
+    return steps
+
+
+class Schedule:
+    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run()."""
+
+    def __init__(self, pool, profile, seed: int):
+        self.pool, self.profile, self.seed = pool, profile, seed
+        self.benchmarks: dict[str, Scheduled] = {}
+        self.done = False
+
+    def add(self, nodeid: str, solver, device: str, plan: Plan) -> None:
+        self.benchmarks[nodeid] = Scheduled(solver, device, plan, plan.steps)
+
+    def run(self) -> None:
+        """Every benchmark's rounds sized (under a round budget, fewer steps), then every pass: each benchmark that
+        has not failed gets its next trial, on the pass's worker."""
+        if self.done:
+            return
+        self.done, rng = True, random.Random(self.seed)
+        for scheduled in self.benchmarks.values():
+            self.prepare(scheduled)
+        for index in range(self.profile.trials):
+            began = time.perf_counter()
+            going = [scheduled for scheduled in self.benchmarks.values() if scheduled.failure is None]
+            for scheduled in rng.sample(going, len(going)):
+                try:
+                    scheduled.measured.trial(self.pool[index])  # a worker that stopped is replaced first
+                except (TrialError, WorkerStopped) as error:
+                    scheduled.failure = error
+            progress.pass_done(index + 1, self.profile.trials, len(going), time.perf_counter() - began)
+
+    def prepare(self, scheduled: Scheduled) -> None:
+        solver, device, plan = scheduled.solver, scheduled.device, scheduled.plan
+        scheduled.steps = steps_within_budget(solver, device, plan, self.profile)
+        paired = plan.paired and (solver.name, device) != TIMING_REFERENCE
+        scheduled.measured = Measured(
+            {"solver": solver.name, "device": device, "n": plan.n, "steps": scheduled.steps, "calls": 1},
+            self.profile.trials, self.profile.rounds_per_trial,
+            reference_steps(plan.n, scheduled.steps) if paired else None,
+            full_warm_up=self.profile.full_warm_up or solver.compiles_per_count,
+            on_round=lambda *args: progress.round_done(scheduled.label, *args))
