@@ -1,0 +1,80 @@
+"""The research tools, on problems small enough to run here: the seed's own programs, the worker-history study and
+the comparison study (its runs recorded with the real suite, shrunk, and judged)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perf.research import compare_study, worker_history
+from perf.research.seed_programs import seed_data
+from solvers.answers import TOLERANCE, mismatch
+from solvers.problem import Fit, seed_problem
+
+import solvers
+
+STEPS = 200
+
+
+@pytest.mark.parametrize("program, dtype", [pytest.param("numpy", "float64"),
+                                            pytest.param("tensorflow", "float32", marks=pytest.mark.tensorflow)])
+def test_the_seed_programs_written_from_the_report_reach_the_expected_answer(program, dtype):
+    found = json.loads(subprocess.run([sys.executable, "-m", "perf.research.seed_programs", program, str(STEPS)],
+                                      capture_output=True, text=True, check=True).stdout)
+    expected = solvers.get("numpy_loop").expected(seed_problem(1_000, STEPS))
+    assert mismatch(Fit(found["w"], found["b"], found["loss"], STEPS), expected, dtype) is None
+    assert found["steps"] == STEPS and found["us_per_step"] > 0 and dtype in TOLERANCE
+
+
+def test_the_seed_data_is_the_reports():
+    x, y = seed_data()
+    problem = seed_problem(1_000)
+    assert (x == problem.x).all() and (y == problem.y).all()
+
+
+def test_a_bad_seed_program_name_is_a_usage_line_not_a_traceback():
+    result = subprocess.run([sys.executable, "-m", "perf.research.seed_programs", "fortran"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and result.stderr.startswith("usage: python -m perf.research.seed_programs")
+
+
+@pytest.mark.e2e
+def test_the_worker_history_study_adds_repeats_to_a_folder_and_summarises_them_all(tmp_path, capsys):
+    options = ["--repeats", "2", "--solvers", "numpy_loop,numpy_lean", "--probes", "numpy_lean:1000",
+               "--out", str(tmp_path)]
+    assert worker_history.main(options) == 0
+    assert worker_history.main(options) == 0
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert len(saved["repeats"]) == 4 and saved["history"] == ["numpy_loop:1000", "numpy_loop:100000",
+                                                                "numpy_lean:1000", "numpy_lean:100000"]
+    assert set(saved["repeats"][0]["probes"]["numpy_lean:1000"]) == {"fresh", "used"}
+    assert saved["summary"][0] == "used / fresh over 4 repeats: the mean with its 90% Student t interval"
+    assert saved["summary"][2].startswith("numpy_lean:1000") and "repeat 4: history" in capsys.readouterr().out
+
+
+def test_a_slowed_run_slows_a_third_of_the_solvers_never_the_reference_and_every_one_once_in_three():
+    groups = [compare_study.slowed_group(index) for index in range(3)]
+    assert all("numpy_loop" not in group for group in groups)
+    assert sorted(name for group in groups for name in group) == sorted(set(solvers.REGISTRY) - {"numpy_loop"})
+    assert compare_study.slowed_group(3) == groups[0]
+
+
+@pytest.mark.e2e
+def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, monkeypatch, outside_xdist):
+    monkeypatch.setenv("FSSGD_SHRINK", "100")  # the real suite, shrunk: this checks the tool, not the machine
+    shrunk = ["--solvers", "numpy_loop,numpy_lean,numpy_standardized", "--devices", "cpu"]
+    assert compare_study.main(["record", "--out", str(tmp_path), "--runs", "2", "--seed-programs", "50", *shrunk]) == 0
+    assert compare_study.main(["record", "--out", str(tmp_path), "--runs", "1", "--slowed", "3", *shrunk]) == 0
+    assert compare_study.main(["analyze", "--out", str(tmp_path)]) == 0
+    entries = json.loads((tmp_path / "manifest.json").read_text())
+    assert [entry["kind"] for entry in entries] == ["quiet"] * 3
+    assert entries[2]["slowdown"] == ",".join(f"{name}=3.0" for name in compare_study.slowed_group(2))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    # Two identical runs give one pair; the slowed run is set against each of them.
+    assert summary["pairs failed on identical benchmarks"]["quiet"].endswith("of 3")
+    slowed = [name for name in compare_study.slowed_group(2) if name in ("numpy_lean", "numpy_standardized")]
+    verdicts = summary["verdicts"]
+    assert sum(verdicts.get("slowed 3.0x", {}).values()) == 2 * 2 * len(slowed)  # 2 sizes, against 2 runs
+    assert sum(verdicts["identical, quiet"].values()) == 2 * (2 - len(slowed)) * 2 + 2 * 2
+    assert len(summary["suite µs per step / seed program's, per run"]) == 2
