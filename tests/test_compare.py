@@ -23,7 +23,7 @@ def info(ratios, processes=True):
     return found
 
 
-def spread(center, width=0.02, trials=5):
+def spread(center, width=0.02, trials=7):
     return [center * math.exp(width * (index - trials // 2)) for index in range(trials)]
 
 
@@ -41,38 +41,49 @@ def test_the_rank_sum_distribution_is_mann_and_whitneys_exact_one(first, second)
 
 
 def test_the_shift_interval_holds_the_estimate_and_states_its_exact_coverage():
-    shift = shift_interval([0.0, 0.01, 0.02, 0.03, 0.04], [0.2, 0.21, 0.22, 0.23, 0.24])
+    shift = shift_interval([0.0, 0.01, 0.02, 0.03, 0.04], [0.2, 0.21, 0.22, 0.23, 0.24], 0.95)
     assert shift.value == pytest.approx(0.2) and shift.low == pytest.approx(0.17) and shift.high == pytest.approx(0.23)
     assert shift.coverage == pytest.approx(1 - 2 * 4 / 252)  # the 3rd smallest and largest of 25 differences
-    few = shift_interval([0.0, 0.1], [0.5, 0.6])  # too few trials for 95%: the whole range, and its coverage
+    assert shift_interval([0.0, 0.01, 0.02, 0.03, 0.04], [0.2, 0.21, 0.22, 0.23, 0.24], 0.99).coverage == (
+        pytest.approx(1 - 2 / 252))  # five trials a run reach 99% only with the whole range of differences
+    few = shift_interval([0.0, 0.1], [0.5, 0.6], 0.95)  # too few trials for 95%: the whole range, and its coverage
     assert (few.low, few.high, few.coverage) == (pytest.approx(0.4), pytest.approx(0.6), pytest.approx(1 - 2 / 6))
 
 
-def test_one_stray_trial_in_seven_moves_the_change_and_its_interval_little():
-    # Its seven differences with the other run's trials lie past the 95% interval's ends (the 9th of 49), where
-    # with five trials they would reach them (the 3rd of 25).
-    steady = compared(KEY, info(spread(1.0, trials=7)), info(spread(1.0, trials=7)))
-    stray = compared(KEY, info(spread(1.0, trials=7)[:6] + [1.8]), info(spread(1.0, trials=7)))
-    assert abs(math.log(stray.change.value)) < 0.03 and stray.verdict == steady.verdict == "unchanged"
-    assert stray.change.low > 0.9
+def test_one_stray_trial_in_seven_moves_the_change_little_and_gives_no_false_verdict():
+    steady = compared(KEY, info(spread(1.0)), info(spread(1.0)))
+    stray = compared(KEY, info(spread(1.0)[:6] + [1.8]), info(spread(1.0)))
+    assert steady.verdict == "unchanged" and abs(math.log(stray.change.value)) < 0.03
+    # Its seven differences with the other run's trials are the smallest of 49: the 99% interval's end (the 5th)
+    # lies among them, so the verdict is CAN'T TELL, never FASTER; the 95% interval's (the 9th) lies past them.
+    assert stray.verdict == "can't tell" and stray.change.high < 1 + DEFAULT_THRESHOLD
+    logs = [[math.log(ratio) for ratio in trials] for trials in (spread(1.0)[:6] + [1.8], spread(1.0))]
+    assert shift_interval(*logs, 0.95).low > math.log(0.9)
 
 
 @pytest.mark.parametrize("factor, verdict", [(1.5, "slower"), (1 / 1.5, "faster"), (1.02, "unchanged")])
 def test_a_clear_change_of_more_than_the_threshold_is_named_and_a_small_one_is_unchanged(factor, verdict):
-    result = compared(KEY, info(spread(1.0)), info(spread(factor)))
+    result = compared(KEY, info(spread(1.0, 0.01)), info(spread(factor, 0.01)))
     assert result.verdict == verdict and result.change.value == pytest.approx(factor)
     assert result.then == pytest.approx(1.0) and result.now == pytest.approx(factor)
 
 
-def test_a_significant_change_within_the_threshold_is_not_slower():
+def test_slower_needs_the_whole_interval_beyond_the_threshold():
     result = compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)))
     assert result.change.low > 1 and result.verdict == "unchanged"
-    assert compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)), threshold=0.05).verdict == "slower"
+    assert 1.04 < result.change.low < 1.05 < result.change.value
+    assert compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)), threshold=0.05).verdict == "can't tell"
+    assert compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)), threshold=0.04).verdict == "slower"
 
 
-def test_noisy_runs_cannot_tell_and_say_what_they_could_have_shown():
-    result = compared(KEY, info(spread(1.0, 0.3)), info(spread(1.3, 0.3)))
+def test_noisy_runs_cannot_tell_and_say_what_slowdown_they_could_have_called():
+    then, now = spread(1.0, 0.3), spread(1.3, 0.3)
+    result = compared(KEY, info(then), info(now))
     assert result.verdict == "can't tell" and result.detectable > 1 + DEFAULT_THRESHOLD
+    # Slowed by exactly that much more, the same trials are called SLOWER; a little less, they are not.
+    extra = result.detectable / 1.3
+    assert compared(KEY, info(then), info([ratio * extra * 1.01 for ratio in now])).verdict == "slower"
+    assert compared(KEY, info(then), info([ratio * extra * 0.99 for ratio in now])).verdict == "can't tell"
 
 
 def test_the_timing_reference_and_untimed_benchmarks_are_not_judged():
@@ -126,18 +137,19 @@ TWO_SOLVERS = ("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu")
 
 
 def test_a_slowed_benchmark_fails_fail_on_slower_naming_it_and_the_other_passes(run_perf, monkeypatch):
-    saved = run_perf(*TWO_SOLVERS, "--benchmark-autosave")
-    saved.assert_outcomes(passed=4)
+    # At n = 1,000 only: at 1e5 a round is short enough that, beside the other tests, one trial can stray by
+    # several times and leave the 99% interval too wide for any verdict.
+    saved = run_perf(*TWO_SOLVERS, "-k", "not n100000", "--benchmark-autosave")
+    saved.assert_outcomes(passed=2)
     monkeypatch.setenv("FSSGD_SLOWDOWN", "numpy_lean=3")  # far beyond any noise: this checks the wiring
-    result = run_perf(*TWO_SOLVERS, "--benchmark-compare", "--fail-on-slower=10%")
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", "--benchmark-compare", "--fail-on-slower=10%")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines([
         "*fssgd-bench: compared with a saved run*",
         "Against *0001_*.json: per benchmark, × numpy_loop then and now*",
         "Not like with like: FSSGD_SLOWDOWN unset then, numpy_lean=3 now.",
         "test_fssgd[[]numpy_lean-cpu-n1000[]] * SLOWER",
-        "fssgd-bench: FAILED --fail-on-slower=10%: slower by more than that: numpy_lean-cpu-n1000 (*x), "
-        "numpy_lean-cpu-n100000 (*x)",
+        "fssgd-bench: FAILED --fail-on-slower=10%: slower by more than that: numpy_lean-cpu-n1000 (*x)",
     ])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
