@@ -31,7 +31,8 @@ class Row:
     trials: int | None
     rounds: int | None
     median_s: float | None  # pytest-benchmark's median round
-    # The anchor of per_step_us: the timing reference's median µs per step over the run's trials at n, and their count.
+    # The anchor of per_step_us: the timing reference's lower-quartile µs per step over the run's trials at n, and
+    # their count.
     reference_us: float | None
     reference_trials: int
     info: dict = field(repr=False)  # everything the benchmark recorded, for what a study reads of its own
@@ -47,12 +48,14 @@ class Row:
 def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
     """The run's timed benchmarks as rows, and a note for each benchmark left out.
 
-    Per-step times in the per-step tables are anchored: a benchmark's paired ratio times the median per-step
-    time of every trial of the timing reference at that n, its own and those timed beside the others. Why: the
-    benchmarks ran minutes apart and the machine's speed drifts between them, so one benchmark's fastest trial
-    over another's carries that drift (1.2-1.35x over three identical quick runs on this project's machine);
-    the timing reference was timed all through the run, and the median of its trials is the run's steadiest time.
-    A study's benchmark keeps its own: its fastest trial's median round.
+    Per-step times in the per-step tables are anchored: a benchmark's paired ratio times the lower quartile of the
+    per-step times of every trial of the timing reference at that n, its own and those timed beside the others.
+    Why: the benchmarks ran minutes apart and the machine's speed drifts between them, so one benchmark's fastest
+    trial over another's carries that drift; the timing reference was timed all through the run, in every worker.
+    Why the lower quartile and not the median: the reference's trials can fall in two modes (a process's state for
+    its life), and the median lands on whichever holds half the trials, moving every figure of the run with it; a
+    slow state only adds time, so the quartile stays on the fast mode once a quarter of the trials are in it.
+    Figures: docs/measurement.md. A study's benchmark keeps its own: its fastest trial's median round.
     """
     entries, notes = [], []
     for benchmark in benchmarks:
@@ -77,7 +80,7 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
         if not study and (key.solver, key.device) == TIMING_REFERENCE:
             ratio = Interval(1.0, 1.0, 1.0)
         pool = pools.get(key.n, []) if not study and ratio else []
-        reference_us = statistics.median(pool) * 1e6 if pool else None
+        reference_us = lower_quartile(pool) * 1e6 if pool else None
         if reference_us:
             per_step_us = ratio.value * reference_us
         elif medians := info.get("trial_medians_s"):
@@ -102,6 +105,10 @@ def reference_pools(entries) -> dict[int, list[float]]:
         steps = info.get("reference_iterations", info["iterations"])
         pool.extend(median / steps for median in info.get("reference_trial_medians_s") or [])
     return pools
+
+
+def lower_quartile(values: list[float]) -> float:
+    return statistics.quantiles(values, n=4, method="inclusive")[0] if len(values) > 1 else values[0]
 
 
 def trial_ratios(info: dict) -> list[float]:
