@@ -18,7 +18,6 @@ import argparse
 import json
 import math
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -29,14 +28,13 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS, Outcome
-from perf.gate.verdict import mean_and_error, t_quantile
 from perf.gate.versions import ROOT, GateError, Version, checked_out
 from perf.measure import environment
 from perf.measure.profiles import PROFILES
 from perf.measure.worker import WorkerStopped
 from perf.report.analysis import OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP
 from perf.report.rows import Key
-from perf.report.statistics import Interval
+from perf.report.statistics import Interval, t_interval
 from perf.report.tables import markdown, number, with_interval
 from solvers.tensorflow_support import onednn_setting
 
@@ -71,15 +69,6 @@ def labelled(versions: list[Version]) -> list[tuple[Version, dict]]:
     return found
 
 
-def t_interval(values: list[float], transform=lambda value: value) -> Interval | None:
-    """The mean of per-pass values with its Student t interval at CONFIDENCE, through transform (exp for logs)."""
-    if len(values) < 2:
-        return None
-    mean, error = mean_and_error(values)
-    reach = t_quantile(1 - (1 - CONFIDENCE) / 2, len(values)) * error
-    return Interval(transform(mean), transform(mean - reach), transform(mean + reach), CONFIDENCE)
-
-
 def per_pass_us(outcome, label: str) -> dict[int, float]:
     """pass -> the median round's µs per step of the version in that pass."""
     work = outcome.steps * outcome.calls
@@ -101,10 +90,11 @@ def analysed(outcomes, labels: list[str]) -> dict:
                 mine = us[key.solver]
                 base = [value for *_, value in outcome.log_ratios.get(label, [])]
                 benchmarks[key.solver] = {
-                    "us": t_interval(list(mine.values())),
-                    "to_first": Interval(1.0, 1.0, 1.0) if label == labels[0] else t_interval(base, math.exp),
+                    "us": t_interval(list(mine.values()), CONFIDENCE),
+                    "to_first": (Interval(1.0, 1.0, 1.0) if label == labels[0]
+                                 else t_interval(base, CONFIDENCE, math.exp)),
                     "to_reference": t_interval([math.log(value / reference[p]) for p, value in mine.items()
-                                                if p in reference], math.exp),
+                                                if p in reference], CONFIDENCE, math.exp),
                 }
             found.setdefault(n, {})[label] = {"benchmarks": benchmarks, "parts": parts_of(us)}
     return found
@@ -121,10 +111,10 @@ def parts_of(us: dict[str, dict[int, float]]) -> dict[str, Interval]:
     parts, per_pass = {}, {}
     for part, minuend, subtrahend in STEP_PARTS + OTHER_WAY_ROUND:
         if (values := difference(minuend, subtrahend)) is not None:
-            per_pass[part], parts[part] = values, t_interval(list(values.values()))
+            per_pass[part], parts[part] = values, t_interval(list(values.values()), CONFIDENCE)
     other_loss, loss = per_pass.get(OTHER_WAY_ROUND[0][0]), per_pass.get(STEP_PARTS[0][0])
     if other_loss and loss:  # whole − the parts, term by term, as perf/report/analysis.py takes it
-        parts[REMAINDER] = t_interval([other_loss[p] - loss[p] for p in other_loss if p in loss])
+        parts[REMAINDER] = t_interval([other_loss[p] - loss[p] for p in other_loss if p in loss], CONFIDENCE)
     return parts
 
 

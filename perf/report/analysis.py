@@ -8,7 +8,7 @@ import numpy as np
 
 from perf.measure import TIMING_REFERENCE
 from perf.report.rows import Key, Row, trial_ratios
-from perf.report.statistics import Interval, median_interval
+from perf.report.statistics import Interval, t_interval
 
 REFERENCE_SOLVER = TIMING_REFERENCE[0]
 # What a step could cost: every step one fused, vectorized pass (the CPU's roofline), and the algebraic limit,
@@ -141,7 +141,9 @@ def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str,
     """Σ sign × µs per step of each (solver, sign) in terms, with its interval.
 
     Trial i of every benchmark ran in worker process i, so each process gives the sum of its own trials' paired
-    ratios: its interval is over the processes, and what a process carried for its life counts once. A run from
+    ratios, and what a process carried for its life counts once: the mean over the processes with its Student t
+    interval, as the release study takes a part over its passes (each value a difference of measurements, an
+    interval of order statistics would be as wide as the most extreme of them). A run from
     before trials had processes of their own gives the benchmarks' intervals end to end instead, which covers with
     at least the product of their coverages. None where a solver was not measured.
     """
@@ -152,8 +154,8 @@ def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str,
     by_process = [per_process_ratios(row) for row in found]
     shared = set.intersection(*(set(ratios) for ratios in by_process))
     if len(shared) >= 2:
-        return median_interval([sum(sign * ratios[process] for (_, sign), ratios in zip(terms, by_process))
-                                for process in shared]).scaled(reference.per_step_us)
+        return t_interval([sum(sign * ratios[process] for (_, sign), ratios in zip(terms, by_process))
+                           for process in shared]).scaled(reference.per_step_us)
     total = Interval(0.0, 0.0, 0.0)
     for (_, sign), row in zip(terms, found):
         scaled = row.ratio.scaled(reference.per_step_us)

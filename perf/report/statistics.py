@@ -1,4 +1,5 @@
-"""Figures from trials: the median of per-trial values, and a distribution-free interval that states its coverage."""
+"""Figures from trials: the median of per-trial values with a distribution-free interval that states its coverage, and
+the mean of per-process values with its Student t interval."""
 
 import statistics
 from typing import NamedTuple
@@ -44,6 +45,19 @@ def median_interval(values, confidence: float = CONFIDENCE) -> Interval:
         dropped += 1  # one more value off each end still covers with at least confidence
     return Interval(statistics.median(values), values[dropped], values[-1 - dropped],
                     float(1 - 2 * binom.cdf(dropped, count, 0.5)))
+
+
+def t_interval(values, confidence: float = CONFIDENCE, transform=lambda value: value) -> Interval | None:
+    """The mean of values with its Student t interval at confidence, two-sided, through transform (exp for logs);
+    None for fewer than two values. For values that are each a mean or a difference of several measurements (a
+    pass's, a process's), where an interval of order statistics would be as wide as the most extreme of them."""
+    if len(values) < 2:
+        return None
+    from scipy.stats import t  # imported here: only the statistics need it, not every import of perf
+
+    mean, error = statistics.fmean(values), statistics.stdev(values) / len(values) ** 0.5
+    low, high = t.interval(confidence, len(values) - 1, loc=mean, scale=error) if error else (mean, mean)
+    return Interval(transform(mean), transform(float(low)), transform(float(high)), confidence)
 
 
 def coverage_wording(coverage: float, trials: int | None = None) -> str:
