@@ -182,8 +182,10 @@ def pytest_report_header(config):
     if shrink != 1:
         return [f"fssgd-bench: profile {name} SHRUNK {shrink:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's "
                 "figures)"]
-    return [f"fssgd-bench: profile {name} (--threads {tensorflow_support.threads_setting(config.getoption('threads'))}); "
-            f"the whole profile took {PROFILES[name].wall_time_here} on a 2-core Xeon VM, a subset takes less"]
+    profile = PROFILES[name]
+    return [f"fssgd-bench: profile {name}, {profile.trials} trials a benchmark, each in a worker process of its own "
+            f"(--threads {tensorflow_support.threads_setting(config.getoption('threads'))}); on a terminal, each pass "
+            "is said as it ends"]
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):

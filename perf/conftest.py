@@ -1,9 +1,9 @@
-"""Which benchmarks run (a study's own SOLVERS only, the studies beyond the per-step tables only when asked for), in one process state."""
+"""Which benchmarks run (a study's own SOLVERS only, the studies beyond the per-step tables only when asked for), and
+where their progress is said."""
 
 import pytest
 
 from perf.measure import progress
-from solvers import tensorflow_support
 
 FULL_PROFILE_MARKER = ("full_profile: a study beyond the per-step tables; runs with --profile full "
                        "or when its module is named on the command line")
@@ -29,18 +29,6 @@ def pytest_collection_modifyitems(config, items):
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if wanted(item, full_profile, named)]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def tensorflow_imported_first(request):
-    """Import TensorFlow before the first benchmark whenever one of them needs it.
-
-    The import changes how fast NumPy runs in the same process (numpy_loop at n = 1e5 ran ~30% faster after
-    it, here), so without this the NumPy benchmarks that run first would be timed in another process state
-    than the rest, and results would hinge on the order of the tests.
-    """
-    if any(item.get_closest_marker("tensorflow") for item in request.session.items):
-        tensorflow_support.unavailable_reason()
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ class Profile:
     sizes: tuple[int, ...]
     steps: int
     # Independent trials per benchmark, each with its own setup in a worker process of its own (perf/measure/trials.py,
-    # perf/measure/pool.py): seven keep one stray trial of a run outside the interval of a comparison's change
-    # (docs/measurement.md, "How many trials"); five is the fewest whose range covers their median with at least
-    # 90% (93.75%); three cover it with 75%.
+    # perf/measure/pool.py). Seven: the fewest a run for which the 99% interval of a comparison's change is not the
+    # whole range of its differences (docs/measurement.md, "How many trials"); five is the fewest whose range covers
+    # their median with at least 90% (93.75%); three cover it with 75%.
     trials: int
     # At most this many rounds per trial; fewer where a round is long (trials.TRIAL_TARGET_S).
     rounds_per_trial: int
@@ -29,8 +29,6 @@ class Profile:
     probe_steps: int = 1_000
     # 1, or how many times shorter FSSGD_SHRINK made this profile (test tooling).
     shrink: int = 1
-    # Its wall time on this project's machine (2-core Xeon VM), printed when a run starts.
-    wall_time_here: str = "not measured"
 
     def steps_at(self, n: int) -> int:
         if self.max_sample_steps is None:
@@ -53,16 +51,14 @@ class Profile:
 
 PROFILES = {
     # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100.
-    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7,
-                     wall_time_here="1.5 min"),
+    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7),
     # The n-sweep the report fits t = α + β·n to.
-    "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), steps=1_000, trials=5, rounds_per_trial=5,
-                    wall_time_here="20 min"),
+    "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), steps=1_000, trials=5, rounds_per_trial=5),
     # The original question itself, in minutes: its two programs and the in-graph loops run all 1e5 steps (a
-    # tf1_feed_dict round is ~25 s, so three trials of one round); per-step solvers whose round would pass 5 s
-    # (tf2_eager: ~160 s) run fewer, and the summary says so.
+    # tf1_feed_dict round takes tens of seconds, so three trials of one round); per-step solvers whose round would
+    # pass 5 s (tf2_eager's takes minutes) run fewer, and the summary says so.
     "seed": Profile(sizes=(SEED_N,), steps=SEED_ITERATIONS, trials=3, rounds_per_trial=1, full_warm_up=False,
-                    max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict"), wall_time_here="3.5 min"),
+                    max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict")),
 }
 DEFAULT_PROFILE = "quick"
 
