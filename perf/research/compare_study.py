@@ -97,33 +97,34 @@ def slowed_names(entry: dict) -> set[str]:
 
 
 def tallies(runs, threshold: float) -> dict:
-    """Verdicts of every comparison, by what was compared: identical (quiet, or with a neighbour's run on either
-    side), and slowed benchmarks by factor; per identical pair, whether --fail-on-slower would have failed it."""
+    """Verdicts of every comparison, by what was compared: identical (both runs quiet, both beside the neighbour,
+    or one of each: runs made in different conditions), and slowed benchmarks (a slowed quiet run against every
+    run) by factor; per pair, whether --fail-on-slower would have failed it on an identical benchmark."""
     counts, failed = {}, {}
     plain = [run for run in runs if not run[0]["slowdown"]]
     pairs = list(itertools.combinations(plain, 2))
     pairs += [(then, now) for now in runs if now[0]["slowdown"] for then in plain]
     for (then_entry, then_infos, _), (now_entry, now_infos, _) in pairs:
-        neighbour = "neighbour" in (then_entry["kind"], now_entry["kind"])
+        conditions = " and ".join(sorted({then_entry["kind"], now_entry["kind"]}))
         slowed, factor = slowed_names(now_entry), now_entry["slowdown"] and now_entry["slowdown"].split("=")[-1]
         pair_failed = False
         for key in sorted(set(then_infos) & set(now_infos)):
             result = compared(key, then_infos[key], now_infos[key], threshold)
             if result is None:
                 continue
-            kind = f"slowed {factor}x" if key.solver in slowed else f"identical, {'neighbour' if neighbour else 'quiet'}"
+            kind = f"slowed {factor}x, against {then_entry['kind']}" if key.solver in slowed else f"identical, {conditions}"
             counts.setdefault(kind, {}).setdefault(result.verdict, 0)
             counts[kind][result.verdict] += 1
             pair_failed |= result.verdict == "slower" and key.solver not in slowed
-        failed.setdefault("neighbour" if neighbour else "quiet", []).append(pair_failed)
+        failed.setdefault(conditions, []).append(pair_failed)
     return {"verdicts": counts, "pairs failed on identical benchmarks": {kind: f"{sum(v)} of {len(v)}"
                                                                           for kind, v in failed.items()}}
 
 
 def agreement(runs) -> dict:
     """How identical quiet runs agree: the share of pairs whose ratio intervals overlap, the max/min spread of the
-    STEADY benchmarks' ratios at n = 1,000 over the first three, the parts' half-widths, µs per step beside the
-    seed's own programs."""
+    STEADY benchmarks' ratios at n = 1,000 over every three quiet runs in a row and over all, the parts'
+    half-widths, µs per step beside the seed's own programs."""
     quiet = [run for run in runs if run[0]["kind"] == "quiet" and not run[0]["slowdown"]]
     rows = [{row.key: row for row in rows_of(document["benchmarks"])[0] if not row.study} for _, _, document in quiet]
     overlaps = []
@@ -134,8 +135,10 @@ def agreement(runs) -> dict:
                 overlaps.append(a.low <= b.high and b.low <= a.high)
     spread = {}
     for solver in STEADY:
-        values = [row[Key(solver, "cpu", 1000)].ratio.value for row in rows[:3] if Key(solver, "cpu", 1000) in row]
-        spread[solver] = max(values) / min(values) if len(values) > 1 else None
+        values = [row[Key(solver, "cpu", 1000)].ratio.value for row in rows if Key(solver, "cpu", 1000) in row]
+        spread[solver] = {"every three in a row": [round(max(values[i:i + 3]) / min(values[i:i + 3]), 3)
+                                                   for i in range(len(values) - 2)],
+                          "all": round(max(values) / min(values), 3) if values else None}
     parts = {part: [] for part in PARTS}
     for row in rows:
         for part, value, _ in analysis.step_parts(row, "cpu", 1000):
@@ -149,7 +152,7 @@ def agreement(runs) -> dict:
                      if Key(solver, "cpu", 1000) in row}
             seed.append({program: round(suite[program] / entry["seed_programs"][program], 3) for program in suite})
     return {"intervals overlapping, pairs": f"{sum(overlaps)} of {len(overlaps)}",
-            "spread max/min at n = 1,000, first three quiet runs": spread,
+            "spread max/min of × numpy_loop at n = 1,000 over quiet runs": spread,
             "parts' half-width / value at n = 1,000, per run": parts,
             "suite µs per step / seed program's, per run": seed,
             "wall seconds per run": [round(entry["seconds"]) for entry, _, _ in runs]}
