@@ -198,6 +198,18 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["fssgd"] = {**environment.describe(config.getoption("profile")), "order_seed": config.stash[ORDER_SEED]}
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_benchmark_compare_machine_info(config, benchmarksession, machine_info, compared_benchmark):
+    """pytest-benchmark's own warning that the machines differ names its storage relative to the working directory,
+    and raises where the storage lies outside it (ionelmc/pytest-benchmark#217): a traceback for a valid
+    --benchmark-storage. What differs is said in one line after the tables (perf/report/compare.py)."""
+    try:
+        return (yield)
+    except ValueError:
+        benchmarksession.logger.warning("The saved run was made on another machine or setup than this one.")
+        return None
+
+
 def pytest_sessionstart(session):
     session.config.stash[SESSION] = session  # its exit status is set from the comparison
 

@@ -3,12 +3,15 @@ the terminal says first."""
 
 import math
 import random
+import shutil
 
 import pytest
+from pytest_benchmark.utils import get_machine_id
 from scipy.stats import mannwhitneyu
 
 from perf.report.compare import (DEFAULT_THRESHOLD, compared, comparison_lines, environment_line, rank_sum_cdf,
                                   shift_interval)
+from perf.measure.worker import ROOT
 from perf.report.rows import Key
 
 KEY = Key("tf1_while_loop", "cpu", 1000)
@@ -163,6 +166,24 @@ def test_pytest_benchmarks_own_compare_fail_ends_in_a_message_not_a_traceback(ru
                                  "times above regressed*"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert "PerformanceRegression" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_is_compared(run_perf, tmp_path_factory):
+    # docs/results/full/full.json: a full run of 2026-12-01 on the Xeon instance, its trials in one process. Stored
+    # outside the working directory, where pytest-benchmark's own warning about another machine raises (#217).
+    storage = tmp_path_factory.mktemp("elsewhere")
+    (storage / get_machine_id()).mkdir()
+    shutil.copy(ROOT / "docs" / "results" / "full" / "full.json", storage / get_machine_id() / "0001_old.json")
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", f"--benchmark-storage=file://{storage}",
+                      "--benchmark-compare=0001", "--fail-on-slower=10%")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines([
+        "Against *0001_old.json: per benchmark, × numpy_loop then and now*",
+        "Not like with like: CPU Intel(R) Xeon(R) Processor then, * now; profile full then, quick now.",
+        "The saved run's trials shared one process*",
+        "test_fssgd[[]numpy_lean-cpu-n1000[]] *",
+    ])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
 def test_fail_on_slower_without_a_saved_run_to_compare_with_is_a_usage_error(run_perf):

@@ -137,11 +137,12 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
     captions = interval_caption(row for run in runs for row in run.rows.values())
     lines = ["# FSSGD benchmark report", ""]
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
-    lines += [f"Each benchmark is timed in independent trials (a fresh setup each). × {REFERENCE_SOLVER} is the "
+    lines += [f"Each benchmark is timed in independent trials (a fresh setup each, in a worker process of its own "
+              f"in runs that record trial_processes). × {REFERENCE_SOLVER} is the "
               f"median over trials of the benchmark's time over the {REFERENCE_SOLVER} rounds timed beside it, per "
               f"step, with an interval from the variation between trials (order statistics; it covers with "
-              f"{captions}). µs / step is that ratio times the median of every {REFERENCE_SOLVER} trial of the run "
-              "at that n (a study's benchmark: its fastest trial's median round over its steps). The model fits "
+              f"{captions}). µs / step is that ratio times the lower quartile of every {REFERENCE_SOLVER} trial of "
+              "the run at that n (a study's benchmark: its fastest trial's median round over its steps). The model fits "
               "t(n) = α + β·n per solver and device: α is the fixed cost of one step, β the cost per sample; "
               f"n* (model) is where a solver's line meets `{REFERENCE_SOLVER}`'s; n* (measured) interpolates "
               "the measured ratio between the two sizes where it crosses 1.", ""]
