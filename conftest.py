@@ -18,12 +18,11 @@ from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, pr
 from perf.measure.schedule import Schedule
 from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
-from perf.report.runs import RunError, StorageError, check_storage, read_run
+from perf.storage import DEFAULT_STORAGE, RunError, StorageError, check_storage, read_run, runs_folder
 from solvers import tensorflow_support
 
 pytest_plugins = ["pytester"]
 
-DEFAULT_STORAGE = f"file://./{environment.SAVED_RUNS}"
 SESSION = pytest.StashKey()
 ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in machine_info.fssgd
 
@@ -32,7 +31,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("fssgd-bench")
     group.addoption("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
                     help=f"benchmark sizes, step counts and trials (default: {DEFAULT_PROFILE})")
-    group.addoption("--threads", type=tensorflow_support.threads_argument, default=tensorflow_support.DEFAULT_THREADS,
+    group.addoption("--threads", type=environment.threads_argument, default=tensorflow_support.DEFAULT_THREADS,
                     help="TensorFlow intra- and inter-op threads: N pins both to N; 0 (default) keeps "
                          "TensorFlow's own thread pools, as the seed program ran")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),
@@ -42,7 +41,7 @@ def pytest_addoption(parser):
     group.addoption("--fail-on-slower", type=percentage, metavar="PCT",
                     help="with --benchmark-compare: exit 1 naming each benchmark judged slower than the saved run by "
                          "more than PCT (e.g. 10%%), from each benchmark's ratio to numpy_loop over both runs' "
-                         f"trials; without it the verdicts are printed at {compare.DEFAULT_THRESHOLD:.0%}")
+                         f"trials; without it the verdicts are printed at {compare.DEFAULT_THRESHOLD:.0%}%")
 
 
 def percentage(text: str) -> float:
@@ -87,7 +86,7 @@ def pytest_configure(config):
     config.stash[ORDER_SEED] = random.SystemRandom().randrange(2**32)
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
-        config.option.benchmark_storage = f"file://./{environment.runs_folder()}"
+        config.option.benchmark_storage = f"file://./{runs_folder()}"
     try:
         check_storage(config.option)
     except StorageError as error:
@@ -184,7 +183,7 @@ def pytest_report_header(config):
                 "figures)"]
     profile = PROFILES[name]
     return [f"fssgd-bench: profile {name}, {profile.trials} trials a benchmark, each in a worker process of its own "
-            f"(--threads {tensorflow_support.threads_setting(config.getoption('threads'))}); on a terminal, each pass "
+            f"(--threads {environment.threads_setting(config.getoption('threads'))}); on a terminal, each pass "
             "is said as it ends"]
 
 

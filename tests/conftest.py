@@ -1,18 +1,14 @@
-"""What the tests share: the repository's root, runs built as pytest-benchmark writes them, and the real suite and
-gate run in a subprocess (the tests that use those are marked e2e: `pytest -m "not e2e"` is the fast loop)."""
+"""The tests' fixtures: the real suite and gate run in a subprocess (the tests that use those are marked e2e:
+`pytest -m "not e2e"` is the fast loop). Shared helpers are in helpers.py."""
 
 import json
 import os
-import pty
 import subprocess
 import sys
-import threading
-from pathlib import Path
 
-import numpy as np
 import pytest
+from helpers import ROOT, on_a_terminal
 
-ROOT = Path(__file__).resolve().parents[1]
 XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 E2E_FIXTURES = {"run_suite", "run_perf", "run_gate", "long_rounds_suite", "run_perf_on_a_terminal"}
 
@@ -21,54 +17,6 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if E2E_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.e2e)
-
-
-# Runs as pytest-benchmark writes them ------------------------------------------------------------
-
-
-def benchmark_entry(solver, device, n, per_step_us, iterations=1_000, rounds=5, ratio=None, spread=0.05, trials=5):
-    """One benchmark of perf/test_fssgd.py as pytest-benchmark writes it, with the trials perf/measure records.
-
-    ratio: its paired ratio to numpy_loop, the trials' ratios spread evenly over ratio × (1 ± spread) beside a
-    numpy_loop of per_step_us / ratio a step; without one it is unpaired (numpy_loop itself).
-    """
-    step_s = per_step_us * 1e-6
-    info = {"solver": solver, "device": device, "device_name": "Test CPU" if device == "cpu" else "Test GPU", "n": n,
-            "iterations": iterations, "dtype": "float32", "setup_s": 0.05, "w": 1.0, "b": 1.0, "loss": 1.0,
-            "tensorflow": "2.21.0", "numpy": "2.4.6", "trials": trials, "rounds_per_trial": rounds // trials or 1,
-            "trial_medians_s": [step_s * iterations] * trials}
-    if ratio is not None:
-        reference_step_s = step_s / ratio
-        info.update(reference="numpy_loop-cpu", reference_iterations=iterations,
-                    trial_medians_s=[reference_step_s * ratio * factor * iterations
-                                     for factor in np.linspace(1 - spread, 1 + spread, trials)],
-                    reference_trial_medians_s=[reference_step_s * iterations] * trials)
-    median = step_s * iterations
-    return {
-        "group": f"n={n}", "name": f"test_fssgd[{solver}-{device}-n{n}]", "param": f"{solver}-{device}-n{n}",
-        "fullname": f"perf/test_fssgd.py::test_fssgd[{solver}-{device}-n{n}]",
-        "params": {"device": device, "n": n}, "extra_info": info,
-        "stats": {"median": median, "iqr": 0.0, "rounds": rounds, "data": [median] * rounds},
-    }
-
-
-def result_document(entries, tensorflow="2.21.0", profile="full", threads=1):
-    """A whole run: the top-level keys of pytest-benchmark's JSON, machine_info.fssgd included."""
-    return {
-        "machine_info": {"node": "test", "cpu": {"brand_raw": "Test CPU"}, "fssgd": {
-            "profile": profile, "cpu_model": "Test CPU", "numpy": "2.4.6", "threads": threads,
-            "tensorflow": {"distribution": "tensorflow-cpu", "version": tensorflow}}},
-        "commit_info": {"id": "0123456789abcdef", "dirty": False},
-        "benchmarks": entries, "datetime": "2026-01-01T00:00:00", "version": "5.3.1",
-    }
-
-
-def write_run(path: Path, document) -> Path:
-    path.write_text(json.dumps(document))
-    return path
-
-
-# The real suite and gate, in a subprocess ------------------------------------------------------
 
 
 @pytest.fixture
@@ -134,30 +82,3 @@ def run_perf_on_a_terminal(long_rounds_suite):
         return on_a_terminal(command + list(options), {**env, **variables})
 
     return run
-
-
-def on_a_terminal(command, env) -> str:
-    """Everything command writes to a pseudo-terminal, read as it comes so the terminal never fills up."""
-    controller, terminal = pty.openpty()
-    chunks = []
-
-    def read():
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # EIO: the other end closed
-                return
-            if not chunk:
-                return
-            chunks.append(chunk)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    try:
-        subprocess.run(command, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, env=env, cwd=ROOT,
-                       timeout=300)
-    finally:
-        os.close(terminal)
-        reader.join()
-        os.close(controller)
-    return b"".join(chunks).decode(errors="replace")

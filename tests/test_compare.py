@@ -9,10 +9,10 @@ import pytest
 from pytest_benchmark.utils import get_machine_id
 from scipy.stats import mannwhitneyu
 
-from perf.report.compare import (DEFAULT_THRESHOLD, compared, comparison_lines, environment_line, rank_sum_cdf,
-                                  shift_interval)
+from perf.measure import Key
 from perf.measure.worker import ROOT
-from perf.report.rows import Key
+from perf.report.compare import (DEFAULT_THRESHOLD, compared, comparison_lines, environment_line, rank_sum_cdf,
+                                 shift_interval)
 
 KEY = Key("tf1_while_loop", "cpu", 1000)
 

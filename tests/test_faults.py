@@ -5,10 +5,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from pytest_benchmark.utils import get_machine_id
 
-from perf.measure import environment
+from helpers import ROOT
+from perf import storage
 from perf.measure.profiles import PROFILES
 from solvers import tensorflow_support
 
@@ -129,7 +129,7 @@ def test_a_diverging_benchmark_fails_saying_so_and_is_never_recorded(run_fssgd, 
 
 
 def saved_runs_folder(pytester) -> Path:
-    folder = pytester.path / ".benchmarks" / environment.storage_key() / get_machine_id()
+    folder = pytester.path / ".benchmarks" / storage.storage_key() / get_machine_id()
     folder.mkdir(parents=True)
     return folder
 
@@ -212,7 +212,7 @@ ELSEWHERE_PLUGIN = '''
 import collections
 import contextlib
 
-from solvers import tensorflow_support
+from perf.measure import placement
 
 
 @contextlib.contextmanager
@@ -222,7 +222,7 @@ def placed_on_a_gpu():
     placement["/job:localhost/replica:0/task:0/device:GPU:0"] = 5
 
 
-tensorflow_support.recording_placement = placed_on_a_gpu
+placement.recording_placement = placed_on_a_gpu
 '''
 
 

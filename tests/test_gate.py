@@ -3,8 +3,6 @@
 import math
 import os
 import random
-import statistics
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -15,17 +13,16 @@ import pytest
 
 from perf.gate import stages
 from perf.gate.__main__ import CANNOT_GATE, FAILED
-from perf.gate.interleave import (ROUND_S, ROUNDS_PER_TRIAL, Outcome, benchmarks_of, prepared_outcomes, round_order,
-                                  run_pass, started)
-from perf.gate.neighbour import noisy_neighbour
+from perf.gate.interleave import (ROUND_S, ROUNDS_PER_TRIAL, Outcome, Problem, benchmarks_of, prepared_outcomes,
+                                  round_order, run_pass, started)
 from perf.gate.stages import verdicts
 from perf.gate.verdict import failed, judged, ruled_out
 from perf.gate.versions import ROOT, GateError, Version, checked_out
+from perf.measure import Key
+from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
 from perf.measure.worker import CPU_VARIABLE
-from perf.report.rows import Key
 from solvers import tensorflow_support
-from solvers.tensorflow_support import onednn_setting
 
 QUICK = PROFILES["quick"]
 
@@ -51,7 +48,7 @@ def test_a_threshold_slowdown_is_ruled_out_only_when_the_passes_agree():
 
 
 def test_problems_become_their_own_verdicts():
-    outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem="error on candidate: wrong answer: w = 1")
+    outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem=Problem("error", "error on candidate: wrong answer: w = 1"))
     assert verdicts([outcome], "candidate", stages.Stopping(0.1))[0]["verdict"] == "error"
     assert failed([{"verdict": "error"}]) and failed([{"verdict": "missing"}])
     assert not failed([{"verdict": "new"}, {"verdict": "inconclusive"}, {"verdict": "improvement"},
@@ -156,9 +153,9 @@ def test_lost_new_skipped_and_broken_benchmarks_are_named_not_timed():
                "candidate": FakeWorker({**listing, **cpu_only("added")}, "candidate", broken=("numpy_lean",))}
     outcomes = passes(workers, ["numpy_loop", "gone", "added", "tf1_callable", "numpy_lean"], count=2)
     assert outcomes["numpy_loop"].problem is None
-    assert outcomes["gone"].problem == "missing" and outcomes["added"].problem == "new"
-    assert outcomes["tf1_callable"].problem == "skipped: tensorflow is not installed"
-    assert outcomes["numpy_lean"].problem == "error on candidate: ValueError: broken"
+    assert outcomes["gone"].problem == ("missing", "missing") and outcomes["added"].problem == ("new", "new")
+    assert outcomes["tf1_callable"].problem == ("skipped", "skipped: tensorflow is not installed")
+    assert outcomes["numpy_lean"].problem == ("error", "error on candidate: ValueError: broken")
     assert workers["candidate"].asked[-1]["op"] == "close"  # a trial that failed is closed all the same
 
 
@@ -171,7 +168,7 @@ def test_the_benchmarks_come_from_both_registries_so_a_lost_solver_is_not_left_o
 def test_a_candidate_that_lost_a_package_the_baseline_had_fails_rather_than_skips():
     workers = {"baseline": FakeWorker(cpu_only("numpy_loop", "tf1_callable")),
                "candidate": FakeWorker(cpu_only("numpy_loop", "tf1_callable", tf1_callable="broken install"), "candidate")}
-    assert passes(workers, ["tf1_callable"], count=1)["tf1_callable"].problem == "error on candidate: broken install"
+    assert passes(workers, ["tf1_callable"], count=1)["tf1_callable"].problem == ("error", "error on candidate: broken install")
 
 
 def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version_sees_a_gpu():
@@ -179,8 +176,8 @@ def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version
                "jax_step": {"cpu": None, "gpu": "no GPU visible to JAX"}}
     outcomes = prepared_outcomes(fakes(listing), [Key("tf1_while_loop", "gpu", 1000), Key("jax_step", "gpu", 1000)],
                                  QUICK)
-    assert [outcome.problem for outcome in outcomes] == ["skipped: no GPU visible to TensorFlow",
-                                                          "skipped: no GPU visible to JAX"]
+    assert [outcome.problem.why for outcome in outcomes] == ["skipped: no GPU visible to TensorFlow",
+                                                              "skipped: no GPU visible to JAX"]
 
 
 @pytest.fixture
@@ -344,7 +341,9 @@ def test_end_to_end_a_gross_injected_slowdown_fails_the_gate_confirmed_and_named
 
 def test_end_to_end_identical_versions_compare_every_benchmark_with_a_ratio(run_gate):
     result, report = run_gate(".", ".", "--solvers", "numpy_loop", "--passes", "3", "--no-confirm")
-    assert result.returncode in (0, FAILED), result.stderr  # the verdict is the noise study's to judge
+    # Whether identical versions pass is the noise study's to judge; the exit status must follow the verdicts.
+    assert result.returncode in (0, FAILED), result.stderr
+    assert (result.returncode == FAILED) == any(row["verdict"] == "regression" for row in report["rows"])
     assert [row["benchmark"] for row in report["rows"]] == ["numpy_loop-cpu-n1000", "numpy_loop-cpu-n100000"]
     assert all(row["passes"] == 3 and row["low"] <= row["ratio"] <= row["high"] for row in report["rows"])
     assert isinstance(report["seed"], int) and len(report["passes"]["numpy_loop-cpu-n1000"]["candidate"]) == 3
@@ -360,17 +359,6 @@ def test_a_solver_no_version_has_cannot_be_gated():
     found = {"baseline": cpu_only("numpy_loop"), "candidate": cpu_only("numpy_loop")}
     with pytest.raises(GateError, match="--solvers: no version has nope; they have numpy_loop"):
         benchmarks_of(found, ["numpy_loop", "nope"], ["cpu"], QUICK)
-
-
-def test_the_noisy_neighbour_loads_another_cpu_and_stops_with_its_block():
-    worker_cpu = max(os.sched_getaffinity(0))
-    with noisy_neighbour(worker_cpu) as cpus:
-        assert worker_cpu not in cpus or cpus == [worker_cpu]
-        children = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True).stdout.split()
-        assert children
-    time.sleep(0.2)
-    assert not set(children) & set(subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True,
-                                                   text=True).stdout.split())
 
 
 def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
@@ -416,84 +404,6 @@ def test_the_screen_judges_at_its_rate_over_all_benchmarks_and_the_confirmation_
     assert again.keeps([0.0] * 2, 2, 1e9, benchmarks=1, live=1)  # the fewest passes, whatever the clock
 
 
-def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gates_power():
-    from perf.gate.noise_study import passes_needed
-    from perf.gate.verdict import FALSE_ALARM_RATE, POWER
-
-    spread, benchmarks, rng = 0.05, 36, random.Random(7)
-    needed = passes_needed(spread, 0.10, benchmarks)
-
-    def caught(passes):
-        draws = [[rng.gauss(math.log(1.1), spread) for _ in range(passes)] for _ in range(400)]
-        return sum(judged(values, 0.10, FALSE_ALARM_RATE / benchmarks)["verdict"] == "regression"
-                   for values in draws) / len(draws)
-
-    assert 8 < needed < 16
-    assert caught(needed) >= POWER - 0.03
-    assert caught(needed // 2) < POWER - 0.1
-
-
-def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_takes_a_pass_spread_from_all_its_passes():
-    from perf.gate.noise_study import pass_spreads, tallies
-
-    values = [0.03, -0.05, 0.01, 0.06, -0.02, 0.0, 0.04, -0.07]
-    row = {**judged(values, 0.10, 0.05 / 36), "benchmark": "numpy_loop-cpu-n1000"}
-    flagged = {"verdict": "regression", "ratio": 1.2, "passes": 8}
-    repeat = {"neighbour": True,
-              "screening": {"A/A-1": {"numpy_loop-cpu-n1000": row, "tf1_callable-cpu-n1000": flagged},
-                            "code: an extra fetch every Session.run": {"tf1_feed_dict-cpu-n1000": flagged,
-                                                                       "numpy_loop-cpu-n1000": flagged},
-                            "x1.1": {"torch_eager-cpu-n1000": {"verdict": "skipped"}}},
-              "confirmation": {"A/A-1": {"tf1_callable-cpu-n1000": {"verdict": "pass"}},
-                               "code: an extra fetch every Session.run": {"tf1_feed_dict-cpu-n1000": flagged,
-                                                                          "numpy_loop-cpu-n1000": flagged}},
-              "values": {"A/A-1": {"numpy_loop-cpu-n1000": values}, "x1.1": {"numpy_loop-cpu-n1000": [0.1, 0.5]}}}
-    found = tallies([repeat])
-    assert found["identical copies (A/A), noisy neighbour"]["tf1_callable-cpu-n1000"] == [1, 1, 0, 0, 0]
-    assert found["code: an extra fetch every Session.run, noisy neighbour"]["tf1_feed_dict-cpu-n1000"][:3] == [1, 1, 1]
-    assert found["benchmarks a code regression leaves alone, noisy neighbour"]["numpy_loop-cpu-n1000"][:3] == [1, 1, 1]
-    assert not any(kind.startswith("slowed") for kind in found)
-    assert pass_spreads([repeat])["numpy_loop-cpu-n1000"] == pytest.approx(statistics.stdev(values))
-
-
-def test_slowed_groups_split_the_solvers_into_copies_each_counted_as_slowed_only_where_it_slows():
-    from perf.gate.noise_study import kind_of, slowed_copies
-    from perf.measure.trials import slowdown_factors
-
-    names = ["numpy_loop", "tf1_feed_dict", "tf1_while_loop", "numba_fused", "jax_step"]
-    copies = slowed_copies(1.1, 2, ",".join(names))
-    slowed = [slowdown_factors(spec) for _, spec in copies]
-    assert [label for label, _ in copies] == ["x1.1 (1 of 2)", "x1.1 (2 of 2)"]
-    assert sorted(name for factors in slowed for name in factors) == sorted(names)  # each solver in one group
-    assert all(set(factors.values()) == {1.1} for factors in slowed)
-    assert slowed_copies(1.25, 1, ",".join(names)) == [("x1.25", "*=1.25")]
-    label, spec = copies[0]
-    assert kind_of(label, "numpy_loop-cpu-n1000", spec) == "slowed 1.1x, a group of solvers at a time"
-    assert kind_of(label, "tf1_feed_dict-cpu-n1000", spec) == "benchmarks a slowdown of other solvers leaves alone"
-    assert kind_of("x1.25", "tf1_feed_dict-cpu-n1000", "*=1.25") == "slowed 1.25x"
-    assert kind_of("x1.1", "tf1_feed_dict-cpu-n1000") == "slowed 1.1x"  # a repeat from before it kept its factors
-
-
-def test_a_replay_with_the_screens_own_rule_gives_its_verdicts_back_and_a_smaller_first_count_saves_passes():
-    from perf.gate.noise_study import replayed
-
-    steady = [0.01, -0.01, 0.0, 0.005, -0.005, 0.01, 0.0, -0.01]  # decided (PASS) at any count
-    slowed = [math.log(1.1) + value for value in steady]  # decided (REGRESSION) at any count
-    noisy = [0.3, -0.3, 0.2, -0.2, 0.3, -0.1, 0.25, -0.3, 0.1, -0.2]  # never decided
-    rows = {"a-cpu-n1": steady, "b-cpu-n1": noisy}
-    repeat = {"neighbour": False, "factors": {"A/A-1": "", "x1.1": "*=1.1"},
-              "values": {"A/A-1": rows, "x1.1": {"a-cpu-n1": slowed, "b-cpu-n1": noisy}}, "confirmation": {}}
-    repeat["screening"] = {label: {name: {**judged(values[:len(values) if name == "b-cpu-n1" else 8], 0.10, 0.05 / 2),
-                                          "benchmark": name} for name, values in by_name.items()}
-                           for label, by_name in repeat["values"].items()}
-    again = replayed([repeat], 8)  # the rule the rows were judged with
-    assert all(tally[4] == 0 and tally[5] == tally[6] for tally in again.values())  # the rule it ran with: no change
-    sooner = replayed([repeat], 5)
-    assert sooner["identical copies (A/A), quiet"][:5] == [2, 0, 0, 1, 0]  # steady PASS, noisy INCONCLUSIVE, as before
-    assert sooner["identical copies (A/A), quiet"][5:] == [5 + 10, 8 + 10]  # steady stopped at 5; noisy to its end
-    assert sooner["slowed 1.1x, quiet"][1] == 1
-
-
 def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):
     now = [0.0]
     jitter = random.Random(11)
@@ -516,41 +426,3 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
     assert loop.gate_passes["A"] == 8 and lean.gate_passes["A"] == 20
     # B went on with numpy_loop: one pass more starts within its 100 s, none after.
     assert loop.gate_passes["B"] == 9 and lean.gate_passes["B"] == 8
-
-
-def test_the_resampled_pools_are_the_identical_copies_passes_each_also_negated():
-    from perf.gate.noise_study import exchangeable_pools
-
-    repeat = {"neighbour": False, "values": {"A/A-1": {"a-cpu-n1": [0.05, -0.02]}, "A/A-2": {"a-cpu-n1": [0.01]},
-                                             "x1.1": {"a-cpu-n1": [0.5, 0.6]}}}
-    other = {"neighbour": True, "values": {"A/A-1": {"a-cpu-n1": [0.3]}}}
-    pools = exchangeable_pools([repeat, other])
-    assert sorted(pools["quiet"]["a-cpu-n1"]) == [-0.05, -0.02, -0.01, 0.01, 0.02, 0.05]  # no slowed copy, no offset
-    assert sorted(pools["noisy neighbour"]["a-cpu-n1"]) == [-0.3, 0.3]
-
-
-def test_resampled_comparisons_follow_the_gates_rule_screen_then_confirmation():
-    from perf.gate.noise_study import resampled
-
-    def repeat(values):
-        return {"neighbour": True, "values": {"A/A-1": {"a-cpu-n1": values, "b-cpu-n1": [0.0, 0.001]}}}
-
-    steady = resampled([repeat([0.01, -0.01, 0.005, -0.005])], 20)["noisy neighbour"]["a-cpu-n1"]
-    assert steady[1.0] == [("pass", stages.MIN_PASSES)] * 20
-    assert steady[1.1] == [("confirmed", stages.MIN_PASSES)] * 20
-    wild = resampled([repeat([1.0, -1.0, 0.5, -0.5])], 5)["noisy neighbour"]["a-cpu-n1"]
-    assert wild[1.0] == [("inconclusive", stages.MAX_PASSES)] * 5
-
-
-def test_a_slowdown_of_the_threshold_is_seldom_passed_where_the_passes_scatter_widely():
-    # The gate looks at a benchmark pass after pass and stops at the first verdict, so the chance that a slowdown of
-    # exactly the threshold is "ruled out" adds up over its looks: RULED_OUT is strict enough that a benchmark
-    # scattering by 0.1 a pass (about the noisiest seen, docs/results/gate-design.md section 10) is still caught.
-    from perf.gate.noise_study import resampled
-
-    rng = random.Random(3)
-    scatter = [rng.gauss(0, 0.1) for _ in range(3000)]
-    repeat = {"neighbour": False, "values": {"A/A-1": {f"b{index}-cpu-n1": scatter for index in range(36)}}}
-    found = resampled([repeat], 30, seed=5)["quiet"]  # 36 benchmarks: the gate's level for each is CI's
-    outcomes = Counter(outcome for factors in found.values() for outcome, _ in factors[1.1])
-    assert outcomes["pass"] / outcomes.total() < 0.02 and outcomes["confirmed"] / outcomes.total() > 0.95

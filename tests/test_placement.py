@@ -5,6 +5,7 @@ import importlib
 import pytest
 
 import solvers
+from perf.measure.placement import misplaced, recording_placement
 from perf.measure.solver_runs import PLACEMENT_UNRECORDED
 from solvers import tensorflow_support
 from solvers.problem import seed_problem
@@ -72,7 +73,7 @@ GPU = "/job:localhost/replica:0/task:0/device:GPU:0"
     ({}, "gpu", "TensorFlow recorded no op placement, so it cannot be checked"),
 ])
 def test_misplaced_says_which_ops_ran_elsewhere(placement, asked, reason):
-    assert tensorflow_support.misplaced(placement, asked) == reason
+    assert misplaced(placement, asked) == reason
 
 
 RECORDED = [name for name in TF_SOLVERS if name not in PLACEMENT_UNRECORDED]
@@ -85,13 +86,13 @@ def test_every_solver_run_is_recorded_on_the_cpu_it_asked_for_and_the_record_cha
     problem = seed_problem(100, 20)
     with solvers.get(name).prepare(problem, "cpu") as run:
         unrecorded = run()
-    with tensorflow_support.recording_placement() as placement:
+    with recording_placement() as placement:
         prepared = solvers.get(name).prepare(problem, "cpu")
         run = prepared.__enter__()
         run(1)
     try:
         assert placement and set(placement) == {CPU}, placement
-        assert tensorflow_support.misplaced(placement, "cpu") is None
+        assert misplaced(placement, "cpu") is None
         assert run() == unrecorded  # the extra traced run left no state behind
     finally:
         prepared.__exit__(None, None, None)
@@ -101,7 +102,7 @@ def test_every_solver_run_is_recorded_on_the_cpu_it_asked_for_and_the_record_cha
 @pytest.mark.parametrize("name", sorted(PLACEMENT_UNRECORDED))
 def test_the_solvers_exempt_from_the_check_really_record_nothing(name):
     # If TensorFlow starts reporting their placement, drop them from PLACEMENT_UNRECORDED so they are checked too.
-    with tensorflow_support.recording_placement() as placement:
+    with recording_placement() as placement:
         with solvers.get(name).prepare(seed_problem(100, 5), "cpu") as run:
             run(1)
     assert placement == {}

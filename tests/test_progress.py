@@ -3,7 +3,7 @@
 import subprocess
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from perf.measure import progress
 

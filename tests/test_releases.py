@@ -5,13 +5,12 @@ import math
 import sys
 
 import pytest
-from conftest import ROOT
 
-from perf.gate import releases
 from perf.gate.interleave import Outcome
 from perf.gate.versions import GateError, checked_out
+from perf.measure import Key
 from perf.report.analysis import REMAINDER
-from perf.report.rows import Key
+from perf.research import releases
 
 LABELS = ["TF old", "TF new"]
 # µs per step by solver and version, pass by pass: the new release's Session.run call costs 10 µs more.

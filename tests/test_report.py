@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, benchmark_entry, result_document
-from conftest import write_run as write
 
-from perf.measure import environment
+from helpers import ROOT, benchmark_entry, result_document
+from helpers import write_run as write
+from perf import storage
 from perf.report import analysis, studies
 from perf.report.__main__ import main
 from perf.report.rows import rows_of
@@ -361,12 +361,12 @@ def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_pat
 def test_without_arguments_it_reports_the_newest_run_saved_for_this_environment(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([]) == 2
-    assert f"no saved run of this environment in {environment.runs_folder()}" in capsys.readouterr().err
-    storage = tmp_path / environment.runs_folder() / "Linux-CPython-3.11-64bit"
-    storage.mkdir(parents=True)
-    write(storage / "0001_old.json", result_document(linear_run(SEED_LINES), tensorflow="2.19.0"))
-    os.utime(storage / "0001_old.json", (1e9, 1e9))
-    write(storage / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
+    assert f"no saved run of this environment in {storage.runs_folder()}" in capsys.readouterr().err
+    saved = tmp_path / storage.runs_folder() / "Linux-CPython-3.11-64bit"
+    saved.mkdir(parents=True)
+    write(saved / "0001_old.json", result_document(linear_run(SEED_LINES), tensorflow="2.19.0"))
+    os.utime(saved / "0001_old.json", (1e9, 1e9))
+    write(saved / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
     assert main([]) == 0
     assert "TF 2.21.0" in (tmp_path / "reports" / "report.md").read_text()
 

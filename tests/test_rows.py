@@ -1,9 +1,10 @@
 """perf.report.rows: a run's benchmarks as rows, ratios from the paired trials, per-step times anchored once."""
 
 import pytest
-from conftest import benchmark_entry
 
-from perf.report.rows import Key, derived_keys, rows_of
+from helpers import benchmark_entry
+from perf.measure import Key
+from perf.report.rows import derived_keys, rows_of
 
 
 def bench(solver, n=1000, iterations=1000, trial_medians=(0.02,), reference_medians=None, reference_iterations=None,

@@ -3,9 +3,9 @@
 import os
 
 import pytest
-from conftest import write_run as write
 
-from perf.report.runs import RunError, newest_run, read_run
+from helpers import write_run as write
+from perf.storage import RunError, newest_run, read_run
 
 GOOD_RUN = {"machine_info": {"node": "test"}, "benchmarks": [
     {"fullname": "perf/test_fssgd.py::test_fssgd[numpy_loop-cpu-n100]", "stats": {"median": 0.001}}]}

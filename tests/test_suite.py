@@ -6,10 +6,10 @@ import os
 import pytest
 
 import solvers
+from perf import storage
 from perf.measure import environment
 from perf.measure.profiles import PROFILES
 from perf.report.tables import number
-from solvers import tensorflow_support
 
 
 def test_ids_read_solver_device_size(run_perf):
@@ -101,7 +101,7 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     result = run_perf("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu", "--benchmark-autosave",
                       "--benchmark-min-time=0")
     result.assert_outcomes(passed=4)
-    (saved,) = (pytester.path / ".benchmarks" / environment.storage_key()).glob("*/0001_*.json")
+    (saved,) = (pytester.path / ".benchmarks" / storage.storage_key()).glob("*/0001_*.json")
     run = json.loads(saved.read_text())
     assert run["machine_info"]["fssgd"]["profile"] == "quick"
     # The seed program's setting by default: TensorFlow's own thread pools, recorded as such.
@@ -109,7 +109,7 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert run["machine_info"]["fssgd"]["threads_setting"] == "TF default"
     assert run["machine_info"]["fssgd"]["cpus_available"] >= 1
     assert run["machine_info"]["fssgd"]["numpy"]
-    assert run["machine_info"]["fssgd"]["onednn_setting"] == tensorflow_support.onednn_setting(os.environ)
+    assert run["machine_info"]["fssgd"]["onednn_setting"] == environment.onednn_setting(os.environ)
     bench = {b["name"]: b for b in run["benchmarks"]}["test_fssgd[numpy_loop-cpu-n1000]"]
     assert bench["group"] == "n=1000"
     info = bench["extra_info"]

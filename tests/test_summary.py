@@ -3,7 +3,7 @@
 import copy
 import re
 
-from conftest import benchmark_entry
+from helpers import benchmark_entry
 
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import summary

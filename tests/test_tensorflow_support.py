@@ -5,8 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
 
+from helpers import ROOT
+
+from perf.measure import environment
 from solvers import tensorflow_support
 
 
@@ -24,7 +26,7 @@ def test_other_thread_counts_are_refused_with_what_is_allowed(text):
 def test_the_default_is_tensorflows_own_and_a_bad_variable_names_itself(monkeypatch):
     monkeypatch.delenv(tensorflow_support.THREADS_VARIABLE, raising=False)
     assert tensorflow_support.threads() == 0
-    assert tensorflow_support.threads_setting(0) == "TF default"
+    assert environment.threads_setting(0) == "TF default"
     monkeypatch.setenv(tensorflow_support.THREADS_VARIABLE, "-3")
     with pytest.raises(ValueError, match=f"^{tensorflow_support.THREADS_VARIABLE}: expected 0"):
         tensorflow_support.threads()
@@ -63,8 +65,8 @@ def test_solvers_used_from_python_start_tensorflow_quietly(level):
 
 
 def test_the_onednn_setting_reads_as_the_variable_or_tensorflows_default():
-    assert tensorflow_support.onednn_setting({}) == "TF default"
-    assert tensorflow_support.onednn_setting({"TF_ENABLE_ONEDNN_OPTS": "0"}) == "TF_ENABLE_ONEDNN_OPTS=0"
+    assert environment.onednn_setting({}) == "TF default"
+    assert environment.onednn_setting({"TF_ENABLE_ONEDNN_OPTS": "0"}) == "TF_ENABLE_ONEDNN_OPTS=0"
 
 
 @pytest.mark.skipif(tensorflow_support.unavailable_reason() is not None, reason="needs TensorFlow")

@@ -31,11 +31,11 @@ from pathlib import Path
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS
 from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report, onednn_settings
-from perf.gate.versions import GateError, Version, checked_out
+from perf.gate.versions import GateError, checked_out
+from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
-from solvers.tensorflow_support import threads_argument
 
 FAILED, CANNOT_GATE = 1, 2
 

@@ -21,14 +21,14 @@ import statistics
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from perf.gate.versions import GateError
+from perf.measure import Key
 from perf.measure.worker import CPU_VARIABLE, Worker
-from perf.report.rows import Key
 
 # The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
-# A/A runs on this project's machine its intervals were a third narrower pinned, so a real slowdown clears them
-# sooner. README "The regression gate".
+# A/A runs its intervals were narrower pinned, so a real slowdown clears them sooner (docs/gate.md).
 GATE_THREADS = 1
 
 # Short rounds: a pair of them spans well under a tenth of a second, inside one machine state.
@@ -36,6 +36,13 @@ ROUND_S = 0.03
 MIN_STEPS = 10  # the probe that sizes the rounds, and the fewest steps a round runs
 MOST_CALLS = 10_000
 ROUNDS_PER_TRIAL = 6
+
+
+class Problem(NamedTuple):
+    """Why a benchmark has no passes to judge: the verdict it stands for, and the reason, as the report says it."""
+
+    verdict: str  # missing, new, error or skipped
+    why: str
 
 
 @dataclass
@@ -49,7 +56,7 @@ class Outcome:
     log_ratios: dict = field(default_factory=dict)
     # version label -> [(pass, the median of the trial's rounds in seconds)]; every version has them
     round_s: dict = field(default_factory=dict)
-    problem: str | None = None  # "missing", "new", "error: ...", "skipped: ..."
+    problem: Problem | None = None
     # version label -> how many of the passes its own gate would have timed (perf/gate/stages.py measured): the
     # noise study times several versions in the same passes, each as long as some version needs it; none: all
     gate_passes: dict = field(default_factory=dict)
@@ -79,18 +86,18 @@ def benchmarks_of(found: dict, solvers: list[str] | None, devices: list[str], pr
     return [Key(name, device, n) for name in names for device in devices for n in profile.sizes]
 
 
-def availability_problem(key: Key, found: dict, labels: list[str]) -> str | None:
+def availability_problem(key: Key, found: dict, labels: list[str]) -> Problem | None:
     """Why a benchmark cannot be compared (lost, new, skipped everywhere, or lost by a version), or None."""
     present = [label for label in labels if key.device in found[label].get(key.solver, {})]
     if len(present) < len(labels):
-        return "new" if labels[0] not in present else "missing"
+        return Problem("new", "new") if labels[0] not in present else Problem("missing", "missing")
     reasons = {label: found[label][key.solver][key.device] for label in labels}
     if all(reasons.values()):
-        return f"skipped: {reasons[labels[0]]}"
+        return Problem("skipped", f"skipped: {reasons[labels[0]]}")
     if reasons[labels[0]]:
-        return f"new: the baseline cannot run it ({reasons[labels[0]]})"
+        return Problem("new", f"new: the baseline cannot run it ({reasons[labels[0]]})")
     if lacking := [label for label in labels if reasons[label]]:
-        return f"error on {lacking[0]}: {reasons[lacking[0]]}"
+        return Problem("error", f"error on {lacking[0]}: {reasons[lacking[0]]}")
     return None
 
 
@@ -102,7 +109,8 @@ def planned(worker, outcome: Outcome, most_steps: int) -> None:
     if "steps" in reply:
         outcome.steps, outcome.calls = reply["steps"], reply["calls"]
     else:
-        outcome.problem = f"error on {worker.version.label} while sizing its rounds: {reply.get('error') or reply.get('missing')}"
+        why = reply.get("error") or reply.get("missing")
+        outcome.problem = Problem("error", f"error on {worker.version.label} while sizing its rounds: {why}")
 
 
 def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Outcome]:
@@ -139,8 +147,8 @@ def started(versions: list, threads: int, preload: list[str] | None = None):
     """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
     the way out. Every worker is timed on one CPU (CPU_VARIABLE's, default the last this process may use): two
     versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened a trial
-    stops mattering (free to float on this project's machine, the opener of a trial ran up to 1.9x faster than the
-    other at n = 1e5 in A/A). Each imports on a CPU of its own first, so that the workers of a pass start in parallel."""
+    stops mattering (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
+    docs/results/gate-design.md). Each imports on a CPU of its own first, so that the workers of a pass start in parallel."""
     cpu = int(os.environ.get(CPU_VARIABLE, max(os.sched_getaffinity(0))))
     cpus = sorted(os.sched_getaffinity(0))
     with ExitStack() as stack:
@@ -180,21 +188,21 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
                                         "steps": outcome.steps, "calls": outcome.calls})
             opened.append(label)
             if "setup_s" not in reply:
-                outcome.problem = f"error on {label}: {reply.get('error') or reply.get('missing')}"
+                outcome.problem = Problem("error", f"error on {label}: {reply.get('error') or reply.get('missing')}")
                 return
         rounds = {label: [] for label in order}
         for index in range(ROUNDS_PER_TRIAL):
             for label in round_order(order, pass_index * ROUNDS_PER_TRIAL + index):  # rows go on from pass to pass
                 reply = workers[label].ask({"op": "round"})
                 if "round_s" not in reply:
-                    outcome.problem = f"error on {label}: {reply.get('error')}"
+                    outcome.problem = Problem("error", f"error on {label}: {reply.get('error')}")
                     return
                 rounds[label].append(reply["round_s"])
     finally:
         for label in opened:
             reply = workers[label].ask({"op": "close"})
             if "error" in reply and outcome.problem is None:
-                outcome.problem = f"error on {label}: {reply['error']}"
+                outcome.problem = Problem("error", f"error on {label}: {reply['error']}")
     if outcome.problem:
         return
     for label in order:

@@ -137,7 +137,7 @@ def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> lis
     for outcome in outcomes:
         row = {"benchmark": outcome.key.name, "steps": outcome.steps, "calls": outcome.calls}
         if outcome.problem:
-            rows.append({**row, "verdict": outcome.problem.split(":")[0].split(" ")[0], "why": outcome.problem})
+            rows.append({**row, "verdict": outcome.problem.verdict, "why": outcome.problem.why})
         else:
             rows.append({**row, **stopping.judged(outcome.values(candidate), live)})
     return rows

@@ -20,7 +20,7 @@ import os
 import statistics
 from functools import cache
 
-from solvers.tensorflow_support import onednn_setting
+from perf.measure.environment import onednn_setting
 
 DEFAULT_THRESHOLD = 0.10
 FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
@@ -62,7 +62,7 @@ def judged(values: list[float], threshold: float, alpha: float) -> dict:
         return {"verdict": "inconclusive", "passes": passes, "why": "fewer than two passes"}
     mean, error = mean_and_error(values)
     reach = t_quantile(1 - alpha, passes) * error
-    low, high, limit, half = mean - reach, mean + reach, math.log1p(threshold), math.log1p(threshold / 2)
+    low, high, half = mean - reach, mean + reach, math.log1p(threshold / 2)
     row = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
            "passes": passes}
     if low > 0 and mean > half:

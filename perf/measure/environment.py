@@ -1,5 +1,6 @@
 """What a saved run must record to be trusted and compared: versions, devices, threads, profile."""
 
+import argparse
 import importlib.metadata
 import os
 import platform
@@ -8,7 +9,6 @@ import shutil
 import subprocess
 import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
@@ -16,7 +16,6 @@ from perf.measure.profiles import shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from solvers import tensorflow_support
 
-SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-nightly-cpu")
 
 
@@ -55,21 +54,6 @@ def nvidia_gpu_models() -> tuple[str, ...]:
     return tuple(line.strip() for line in listing.splitlines() if line.strip())
 
 
-def storage_key() -> str:
-    """A folder name per environment, so CPU-only and GPU results never share a baseline."""
-    distribution = tensorflow_distribution()
-    key = f"{distribution[0]}-{distribution[1]}" if distribution else "numpy-only"
-    gpus = nvidia_gpu_models()
-    if distribution and gpus:
-        key += "-" + gpus[0].split(",")[0]
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
-
-
-def runs_folder() -> Path:
-    """Where this environment's runs are saved, relative to where pytest runs, unless --benchmark-storage says."""
-    return Path(SAVED_RUNS) / storage_key()
-
-
 def versions() -> dict:
     distribution = tensorflow_distribution()
     return {"tensorflow": distribution[1] if distribution else None, "numpy": np.__version__}
@@ -86,11 +70,11 @@ def describe(profile: str) -> dict:
         "cpu_model": cpu_model(),
         "numpy": np.__version__,
         "threads": tensorflow_support.threads(),  # 0: TensorFlow's defaults
-        "threads_setting": tensorflow_support.threads_setting(tensorflow_support.threads()),
+        "threads_setting": threads_setting(tensorflow_support.threads()),
         # What TensorFlow's defaults size their thread pools from.
         "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        # TensorFlow's oneDNN ops, like its threads, change a step's cost (README "oneDNN").
-        "onednn_setting": tensorflow_support.onednn_setting(),
+        # TensorFlow's oneDNN ops, like its threads, change a step's cost (docs/results/onednn/).
+        "onednn_setting": onednn_setting(),
         "thread_variables": {
             name: os.environ[name]
             for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
@@ -115,3 +99,26 @@ def describe(profile: str) -> dict:
                 onednn=tensorflow_support.onednn_enabled(),
             )
     return info
+
+
+# How the settings read, in tables and on the command line ------------------------------------------------------------
+
+
+def threads_argument(text: str) -> int:
+    """thread_count for argparse options (pytest's and the gate's), which print an ArgumentTypeError's own message."""
+    try:
+        return tensorflow_support.thread_count(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def threads_setting(count: int) -> str:
+    """How a run's thread count reads in tables: 'TF default' for 0."""
+    return "TF default" if count == 0 else f"pinned to {count}"
+
+
+def onednn_setting(variables=os.environ) -> str:
+    """How oneDNN is set, as tables read it: by TF_ENABLE_ONEDNN_OPTS, or left to TensorFlow, which turns it on
+    by default (2.9 on, Linux x86) where the CPU has the instructions it is tuned for."""
+    value = variables.get(tensorflow_support.ONEDNN_VARIABLE)
+    return "TF default" if value is None else f"{tensorflow_support.ONEDNN_VARIABLE}={value}"

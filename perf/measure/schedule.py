@@ -18,8 +18,8 @@ from perf.measure.trials import Measured, TrialError
 from perf.measure.worker import WorkerStopped
 from solvers.problem import seed_problem
 
-# Caps the timing reference's n × steps: at n = 1e6 a round of 1,000 steps takes 5 s, beside every round. Its
-# per-call cost is half a step, so the 100 steps left there move its per-step time by 0.5%.
+# Caps the timing reference's n × steps: at n = 1e6 its rounds of 1,000 steps would take seconds, beside every round.
+# Its per-call cost is about half a step, so even the 100 steps left there keep it a per-step figure.
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
 
 

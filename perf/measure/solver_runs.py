@@ -7,8 +7,8 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from functools import cache
 from typing import NamedTuple
 
+from perf.measure import placement as op_placement
 from perf.measure.trials import timed
-from solvers import tensorflow_support
 from solvers.answers import mismatch
 from solvers.problem import seed_problem
 
@@ -32,7 +32,7 @@ def prepared(solver, problem, device, placement: dict | None = None, calls: int 
     """
     started = time.perf_counter()
     watching = placement is not None and "tensorflow" in solver.needs
-    recording = tensorflow_support.recording_placement() if watching else nullcontext(None)
+    recording = op_placement.recording_placement() if watching else nullcontext(None)
     with ExitStack() as session:  # open until the caller is done; closes the session however it ends
         with recording as placed:  # around setup only: recording slows every op it watches
             run = session.enter_context(solver.prepare(problem, device))
@@ -57,7 +57,7 @@ def check_placement(solver, device, placement):
     """Misplaced before any timing when TensorFlow ran float ops on another device than the one asked for."""
     if solver.name in PLACEMENT_UNRECORDED:
         return
-    if reason := tensorflow_support.misplaced(placement, device):
+    if reason := op_placement.misplaced(placement, device):
         raise Misplaced(f"{solver.name} on {device}: {reason}")
 
 

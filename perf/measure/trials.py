@@ -2,8 +2,8 @@
 paired in time with the timing reference in that same process.
 
 Why trials. On a shared machine a slow state lasts from a fraction of a second to seconds and
-can slow one benchmark 1.5-1.7x while its neighbour runs normally; rounds timed back to back
-all land in one state. Several trials, each with its own setup, sample several states, and a
+can slow one benchmark by half or more while its neighbour runs normally (docs/measurement.md);
+rounds timed back to back all land in one state. Several trials, each with its own setup, sample several states, and a
 round of the timing reference (numpy_loop) timed beside every round (before it on even rounds,
 after it on odd ones) lives through the same state, so their ratio cancels it.
 

@@ -5,20 +5,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from perf.measure import environment
 from perf.report import analysis, plots, studies
 from perf.report.markdown import render
-from perf.report.runs import RunError, load_run, newest_run
+from perf.report.runs import load_run
+from perf.storage import RunError, newest_run, runs_folder, storage_folders
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
-    """Folders pytest-benchmark reads and writes: the folders given, .benchmarks, and saved runs' storage."""
-    folders = [path for path in given if path.is_dir()]
-    for path in loaded:
-        folders += [parent for parent in path.resolve().parents if parent.name == ".benchmarks"]
-    return [folder.resolve() for folder in folders]
 
 
 def loaded(paths: list[Path]) -> list:
@@ -42,12 +34,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.report", description=__doc__)
     parser.add_argument("runs", nargs="*", type=Path, metavar="RUN",
                         help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON "
-                             f"(default: the newest run saved in {environment.runs_folder()})")
+                             f"(default: the newest run saved in {runs_folder()})")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG")
     args = parser.parse_args(argv)
     if not args.runs:
-        folder = environment.runs_folder()
+        folder = runs_folder()
         if not folder.is_dir():
             print(f"error: no saved run of this environment in {folder}: save one with "
                   "`pytest perf/ --benchmark-autosave`, or name the runs to report", file=sys.stderr)

@@ -6,8 +6,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from perf.measure import TIMING_REFERENCE
-from perf.report.rows import Key, Row, trial_ratios
+from perf.measure import TIMING_REFERENCE, Key
+from perf.report.rows import Row, trial_ratios
 from perf.report.statistics import Interval, t_interval
 
 REFERENCE_SOLVER = TIMING_REFERENCE[0]

@@ -1,8 +1,9 @@
 """Two runs of the suite compared: per benchmark, × numpy_loop then and now, the change with its interval over both
 runs' trials, and a verdict: SLOWER, FASTER, UNCHANGED or CAN'T TELL.
 
-Why ratios. Absolute times of identical code moved up to 2.6x between runs on a shared machine, so comparing them
-(pytest-benchmark's --benchmark-compare-fail) flags noise; each benchmark's ratio to the timing reference, paired
+Why ratios. Absolute times of identical code move with a shared machine's speed between runs, far past any useful
+threshold (docs/results/compare-calibration/README.md), so comparing them (pytest-benchmark's --benchmark-compare-fail)
+flags noise; each benchmark's ratio to the timing reference, paired
 round by round in the same process, cancels the machine's speed. Why the trials: each ran in a worker process of
 its own (perf/measure/trials.py), so the variation between them holds the variation between processes, and the two
 runs' trials are independent samples of one benchmark's ratio.
@@ -27,8 +28,8 @@ import statistics
 from dataclasses import dataclass
 from functools import cache
 
-from perf.measure import TIMING_REFERENCE
-from perf.report.rows import Key, trial_ratios
+from perf.measure import TIMING_REFERENCE, Key
+from perf.report.rows import trial_ratios
 from perf.report.statistics import Interval
 
 DEFAULT_THRESHOLD = 0.10

@@ -3,20 +3,9 @@ its per-step time, both derived here, once, from the trials that perf/measure re
 
 import statistics
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-from perf.measure import TIMING_REFERENCE
+from perf.measure import TIMING_REFERENCE, Key
 from perf.report.statistics import Interval, median_interval
-
-
-class Key(NamedTuple):
-    solver: str
-    device: str
-    n: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.solver}-{self.device}-n{self.n}"
 
 
 @dataclass(frozen=True)

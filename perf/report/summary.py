@@ -18,7 +18,7 @@ def setting(profile: str) -> str:
         f"profile {profile}",
         versions["tensorflow"] and f"TensorFlow {versions['tensorflow']}",
         f"NumPy {versions['numpy']}",
-        f"threads: {tensorflow_support.threads_setting(tensorflow_support.threads())}",
+        f"threads: {environment.threads_setting(tensorflow_support.threads())}",
         versions["tensorflow"] and f"oneDNN: {onednn(fssgd)}",
         fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
         fssgd["shrink"] and f"SHRUNK {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",

@@ -26,13 +26,13 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import solvers
-from perf.gate.neighbour import noisy_neighbour
-from perf.measure import TIMING_REFERENCE
+from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
 from perf.report.compare import DEFAULT_THRESHOLD, compared
-from perf.report.rows import Key, rows_of
+from perf.report.rows import rows_of
+from perf.research.neighbour import noisy_neighbour
 from perf.research.seed_programs import STEPS
 
 GROUPS = 3  # a slowed run slows one of three groups of the solvers

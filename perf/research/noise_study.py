@@ -1,13 +1,13 @@
 """Noise study of the gate: its false alarms on identical versions, and how often it catches real slowdowns.
 
-    python -m perf.gate.noise_study --repeats 3 --out .noise-study               # control, copies, slowed copies
-    python -m perf.gate.noise_study --repeats 1 --out .noise-study --neighbour   # the same under a noisy neighbour
-    python -m perf.gate.noise_study --repeats 2 --out .noise-study --code-regressions --slowdowns 1.1
-    python -m perf.gate.noise_study --out .noise-study --slowdowns 1.1 --slowed-groups 3   # a third slowed at a time
-    python -m perf.gate.noise_study --true-factors --out .noise-study            # what the code regressions cost
-    python -m perf.gate.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
-    python -m perf.gate.noise_study --out .noise-study --replay-min-passes 5     # their passes, another stopping
-    python -m perf.gate.noise_study --out .noise-study --resample 1000           # their noise, many comparisons
+    python -m perf.research.noise_study --repeats 3 --out .noise-study               # control, copies, slowed copies
+    python -m perf.research.noise_study --repeats 1 --out .noise-study --neighbour   # the same under a noisy neighbour
+    python -m perf.research.noise_study --repeats 2 --out .noise-study --code-regressions --slowdowns 1.1
+    python -m perf.research.noise_study --out .noise-study --slowdowns 1.1 --slowed-groups 3   # a third slowed at a time
+    python -m perf.research.noise_study --true-factors --out .noise-study            # what the code regressions cost
+    python -m perf.research.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
+    python -m perf.research.noise_study --out .noise-study --replay-min-passes 5     # their passes, another stopping
+    python -m perf.research.noise_study --out .noise-study --resample 1000           # their noise, many comparisons
 
 Each repeat times, in the same passes as the gate times its two versions (perf/gate/interleave.py),
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
@@ -19,7 +19,7 @@ The passes follow the gate's rule for every variant at once: each variant keeps 
 variant's gate would time it; each variant is judged on the passes its own gate gave the benchmark.
 Every flagged (variant, benchmark) is then measured again alone, as the gate confirms. A REGRESSION on
 an identical copy is a false alarm, one on a slowed or changed copy a catch. With --neighbour a
-bounded load runs on the other CPU all through the repeat (perf/gate/neighbour.py).
+bounded load runs on the other CPU all through the repeat (perf/research/neighbour.py).
 """
 
 import argparse
@@ -35,13 +35,13 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS
-from perf.gate.neighbour import noisy_neighbour
 from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, POWER, t_quantile
 from perf.gate.versions import ROOT, Version, git
+from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
 from perf.measure.worker import CPU_VARIABLE
-from solvers.tensorflow_support import threads_argument
+from perf.research.neighbour import noisy_neighbour
 
 CONTROL = "control"
 SLOWDOWNS = (1.05, 1.1, 1.25)
@@ -373,7 +373,7 @@ def analyze(out: Path) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m perf.gate.noise_study", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m perf.research.noise_study", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path(".noise-study"))
     parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")

@@ -1,8 +1,8 @@
 """The answer across TensorFlow releases: each part of a step per release, timed side by side with the gate's passes.
 
     tox -e tf212-cpu,tf213-cpu,...,tf221-cpu --notest              # an environment per release (tox.ini)
-    python -m perf.gate.releases .tox/tf2*-cpu/bin/python           # -> docs/results/tf-releases/
-    python -m perf.gate.releases .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=1 \\
+    python -m perf.research.releases .tox/tf2*-cpu/bin/python           # -> docs/results/tf-releases/
+    python -m perf.research.releases .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=1 \\
         --out docs/results/onednn                                   # one release, oneDNN off and on
 
 A version is an interpreter that runs this working tree, with environment variables for its workers after a
@@ -29,20 +29,19 @@ from pathlib import Path
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS, Outcome
 from perf.gate.versions import ROOT, GateError, Version, checked_out
-from perf.measure import environment
+from perf.measure import Key, environment
+from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
 from perf.measure.worker import WorkerStopped
 from perf.report.analysis import OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP
-from perf.report.rows import Key
 from perf.report.statistics import Interval, t_interval
 from perf.report.tables import markdown, number, with_interval
-from solvers.tensorflow_support import onednn_setting
 
 PART_SOLVERS = sorted({name for _, *names in STEP_PARTS + OTHER_WAY_ROUND for name in names if name})
 OTHER_WAYS = ("tf1_callable", "tf2_eager", "tf2_function", "tf2_function_xla")
 SOLVERS = (WHOLE_STEP, *[name for name in PART_SOLVERS if name != WHOLE_STEP], *OTHER_WAYS, REFERENCE_SOLVER)
 CONFIDENCE = 0.95
-RELEASE_PASSES = 8  # fixed, every release alike: the passes the studies in docs/results/tf-releases were run with
+RELEASE_PASSES = 8  # fixed, every release alike (the committed studies name the passes each ran with)
 DEFAULT_OUT = Path("docs/results/tf-releases")
 # Run by each interpreter in this tree: what a saved run records of its versions, read without importing TensorFlow.
 VERSIONS_SCRIPT = "import json; from perf.measure.environment import versions; print(json.dumps(versions()))"
@@ -200,7 +199,7 @@ def agreement(first: Path, second: Path) -> str:
     """Whether two runs of the study agree: each part of the step per release in µs, then each benchmark's ratio
     to the first release; both runs' intervals and whether they overlap."""
     (found, labels), (again, _) = read_back(first), read_back(second)
-    lines = ["# Do two runs of the release study agree?", "", f"`python -m perf.gate.releases --compare {first} "
+    lines = ["# Do two runs of the release study agree?", "", f"`python -m perf.research.releases --compare {first} "
              f"{second}`: each figure in each run, with its interval, and whether the two overlap.", ""]
     figures = (("parts", "part", "µs per step", lambda cell: cell),
                ("benchmarks", "benchmark", f"× {labels[0]}", lambda cell: cell["to_first"]))
@@ -234,7 +233,7 @@ def written(folder: Path) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m perf.gate.releases", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m perf.research.releases", description=__doc__.splitlines()[0])
     parser.add_argument("versions", nargs="*", help="interpreters, each PYTHON[:NAME=VALUE,...]; the first is the one "
                                                     "the ratios are to")
     parser.add_argument("--passes", type=int, default=RELEASE_PASSES, help="passes (default: %(default)s)")
@@ -277,16 +276,16 @@ def main(argv=None) -> int:
         return 2
     for outcome in outcomes:
         if outcome.problem:
-            print(f"releases: {outcome.key.name}: {outcome.problem}", file=sys.stderr)
+            print(f"releases: {outcome.key.name}: {outcome.problem.why}", file=sys.stderr)
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "passes.json").write_text(json.dumps({
-        "command": f"python -m perf.gate.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}",
+        "command": f"python -m perf.research.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}",
         "date": f"{datetime.now(timezone.utc):%Y-%m-%d}", "cpu": environment.cpu_model(), "seed": seed,
         "passes": options.passes, "threads": options.threads, "wall_s": time.perf_counter() - began,
         "onednn": onednn_setting(),
         "versions": [{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
                      for version, found_packages in zip(versions, packages)],
-        "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": outcome.problem,
+        "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": outcome.problem and outcome.problem.why,
                                           "round_s": outcome.round_s, "log_ratios": outcome.log_ratios}
                        for outcome in outcomes},
     }, indent=1))

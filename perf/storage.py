@@ -1,0 +1,137 @@
+"""Saved runs, in pytest-benchmark's file storage: where a run goes (a folder per environment), the checks on the storage
+before a benchmark session, and the one reader of pytest-benchmark's JSON (saved runs and --benchmark-json alike)."""
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+from perf.measure.environment import nvidia_gpu_models, tensorflow_distribution
+
+SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
+DEFAULT_STORAGE = f"file://./{SAVED_RUNS}"  # pytest-benchmark's default --benchmark-storage
+
+
+def storage_key() -> str:
+    """A folder name per environment, so CPU-only and GPU results never share a baseline."""
+    distribution = tensorflow_distribution()
+    key = f"{distribution[0]}-{distribution[1]}" if distribution else "numpy-only"
+    gpus = nvidia_gpu_models()
+    if distribution and gpus:
+        key += "-" + gpus[0].split(",")[0]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
+
+
+def runs_folder() -> Path:
+    """Where this environment's runs are saved, relative to where pytest runs, unless --benchmark-storage says."""
+    return Path(SAVED_RUNS) / storage_key()
+
+
+class RunError(Exception):
+    """A file that is not a usable pytest-benchmark run; the message is the one-line reason, without the path."""
+
+
+class StorageError(Exception):
+    """A benchmark session's storage or output cannot be used; the message says which and why."""
+
+
+def read_run(path) -> dict:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise RunError(f"cannot read it ({error.strerror or error})") from None
+    try:
+        run = json.loads(raw)
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError alike
+        raise RunError(f"not valid JSON, truncated? ({str(error).splitlines()[0]})") from None
+    if not (isinstance(run, dict) and isinstance(run.get("machine_info"), dict) and isinstance(run.get("benchmarks"), list)
+            and all(isinstance(bench, dict) and "fullname" in bench and isinstance(bench.get("stats"), dict)
+                    for bench in run["benchmarks"])):
+        raise RunError("not a pytest-benchmark saved run (needs machine_info and benchmarks with fullname and stats)")
+    return run
+
+
+def newest_run(folder) -> Path:
+    candidates = [path for path in Path(folder).rglob("*.json") if path.is_file()]
+    if not candidates:
+        raise RunError("no .json file in this folder")
+    # mtime orders saved runs (NNNN_*.json) and --benchmark-json files alike; the name breaks ties.
+    return max(candidates, key=lambda path: (path.stat().st_mtime, path.name))
+
+
+def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
+    """Folders pytest-benchmark reads and writes: the folders given, .benchmarks, and saved runs' storage."""
+    folders = [path for path in given if path.is_dir()]
+    for path in loaded:
+        folders += [parent for parent in path.resolve().parents if parent.name == SAVED_RUNS]
+    return [folder.resolve() for folder in folders]
+
+
+# Checked before a benchmark session --------------------------------------------------------------------------------
+
+
+def check_storage(option) -> None:
+    """StorageError before any benchmark runs when a saved run cannot be compared or a result could not be written.
+
+    pytest-benchmark would find out only at the end, with a traceback, compare against an older run than the
+    one asked for, or say it cannot compare and pass. Nothing here modifies or deletes a saved run.
+    """
+    if not hasattr(option, "benchmark_storage"):
+        return  # pytest-benchmark is not loaded (-p no:benchmark)
+    storage = option.benchmark_storage
+    if "://" not in storage:  # a bare path is a file storage to pytest-benchmark too
+        storage = "file://" + storage
+    if not storage.startswith("file://"):
+        return  # elasticsearch storage: pytest-benchmark's own business
+    folder = Path(storage[len("file://"):])
+    from pytest_benchmark.utils import get_machine_id
+
+    runs_folder = folder / get_machine_id()
+    if option.benchmark_save or option.benchmark_autosave:
+        if reason := unwritable(runs_folder, create=True):
+            raise StorageError(f"--benchmark-save/--benchmark-autosave: cannot write to {runs_folder} ({reason})")
+    if option.benchmark_json:
+        path = Path(option.benchmark_json)
+        if reason := "it is a folder" if path.is_dir() else unwritable(path.parent, create=False):
+            raise StorageError(f"--benchmark-json: cannot write {path} ({reason})")
+    if compare := option.benchmark_compare:
+        check_saved_runs(folder, get_machine_id(), compare)
+
+
+def unwritable(folder: Path, create: bool) -> str | None:
+    """Why no file can be created in folder, or None; tried for real, as permissions lie to root and to read-only mounts."""
+    try:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return None
+    except OSError as error:
+        return error.strerror or str(error)
+
+
+def check_saved_runs(folder: Path, machine_id: str, compare) -> None:
+    """Refuse --benchmark-compare when a run it would read is unreadable, or a run it names is not there."""
+    from pytest_benchmark.storage.file import FileStorage
+
+    # pytest-benchmark's own lookup, so the files checked are exactly the ones it would load.
+    storage = FileStorage(folder, logger=None, default_machine_id=machine_id)
+    candidates = storage.query("[0-9][0-9][0-9][0-9]_" if compare is True else compare)
+    if compare is not True and not candidates:
+        saved = ", ".join(path.name for path in storage.query("[0-9][0-9][0-9][0-9]_")) or "none"
+        raise StorageError(f"--benchmark-compare={compare}: no saved run matches it in {folder / machine_id} "
+                           f"(saved: {saved}), so nothing was run")
+    broken = [f"  {path}: {error}" for path in candidates if (error := unreadable(path))]
+    if broken:
+        raise StorageError(
+            "--benchmark-compare: these saved runs cannot be read, so nothing was run; they are left as they are. "
+            "Move them out of the storage folder, or compare one good run with --benchmark-compare=NNNN:\n"
+            + "\n".join(broken)
+        )
+
+
+def unreadable(path: Path) -> str | None:
+    try:
+        read_run(path)
+    except RunError as error:
+        return str(error)
+    return None
