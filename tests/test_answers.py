@@ -45,7 +45,7 @@ def test_one_step_is_the_textbook_update():
 
 
 def test_raw_seed_steps_stop_short_of_the_closed_form_as_reported():
-    # README, part 3: the original 1e5 raw steps end at b = 20.14 where the least-squares answer is 20.27.
+    # The answer (README): the original 1e5 raw steps end at b = 20.14 where the least-squares answer is 20.27.
     fit = gradient_descent(seed_problem())
     _, closed_b = closed_form(seed_problem())
     assert fit.b == pytest.approx(20.14, abs=0.01)

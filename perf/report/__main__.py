@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from perf.report import analysis, plots, studies
+from perf.report.answer import AnswerError, write_answer
 from perf.report.markdown import render
 from perf.report.runs import load_run
 from perf.storage import RunError, newest_run, runs_folder, storage_folders
@@ -37,6 +38,9 @@ def main(argv=None) -> int:
                              f"(default: the newest run saved in {runs_folder()})")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG")
+    parser.add_argument("--answer-into", type=Path, metavar="FILE",
+                        help="also write the answer's table from the first run into FILE, between its answer markers "
+                             "(the README: python -m perf.report docs/results/full/full.json --answer-into README.md)")
     args = parser.parse_args(argv)
     if not args.runs:
         folder = runs_folder()
@@ -75,6 +79,13 @@ def main(argv=None) -> int:
         print(f"error: cannot write the report to {args.out}: {error.strerror or error}", file=sys.stderr)
         return 2
 
+    if args.answer_into:
+        try:
+            write_answer(args.answer_into, runs[0])
+        except (AnswerError, OSError) as error:
+            print(f"error: --answer-into {args.answer_into}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+            return 2
+        print(f"answer: {args.answer_into}")
     for run in runs:
         for note in run.notes:
             print(f"note: {run.path}: {note}", file=sys.stderr)

@@ -9,6 +9,7 @@ them. Each prints one JSON line: {"program", "steps", "seconds", "us_per_step", 
     python -m perf.research.seed_programs tensorflow
 """
 
+import argparse
 import json
 import os
 import sys
@@ -67,13 +68,13 @@ PROGRAMS = {"numpy": numpy_program, "tensorflow": tensorflow_program}
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) not in (1, 2) or argv[0] not in PROGRAMS:
-        print(f"usage: python -m perf.research.seed_programs {{{','.join(PROGRAMS)}}} [STEPS]", file=sys.stderr)
-        return 2
-    steps = int(argv[1]) if len(argv) == 2 else STEPS
-    found = PROGRAMS[argv[0]](steps)
-    print(json.dumps({"program": argv[0], "steps": steps, "us_per_step": found["seconds"] / steps * 1e6, **found}))
+    parser = argparse.ArgumentParser(prog="python -m perf.research.seed_programs", description=__doc__.splitlines()[0])
+    parser.add_argument("program", choices=PROGRAMS, help="which of the seed's two programs to run")
+    parser.add_argument("steps", nargs="?", type=int, default=STEPS, help=f"its step count (default: {STEPS:,})")
+    options = parser.parse_args(argv)
+    found = PROGRAMS[options.program](options.steps)
+    print(json.dumps({"program": options.program, "steps": options.steps,
+                      "us_per_step": found["seconds"] / options.steps * 1e6, **found}))
     return 0
 
 
