@@ -163,20 +163,27 @@ def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str,
     return total
 
 
+def signed_terms(minuend: str, subtrahend: str | None) -> list[tuple[str, int]]:
+    """A part as (solver, sign) terms: minuend − subtrahend, or the minuend alone."""
+    return [(minuend, 1)] + ([(subtrahend, -1)] if subtrahend else [])
+
+
+def remainder_terms() -> list[tuple[str, int]]:
+    """whole − Σ parts is, term by term, (tf1_constant − tf1_constant_no_loss) − (tf1_feed_dict −
+    tf1_feed_dict_no_loss): taken as that, each benchmark counts once."""
+    (_, on_constant, less_on_constant), (_, fed, less_fed) = OTHER_WAY_ROUND[0], STEP_PARTS[0]
+    return [(on_constant, 1), (less_on_constant, -1), (fed, -1), (less_fed, 1)]
+
+
 def step_parts(rows: dict[Key, Row], device: str, n: int, parts=STEP_PARTS) -> list[tuple[str, Interval, str]]:
     """(part, µs per step with its interval, how it is derived) for each part whose solvers were measured; with
     the remainder, whole − the parts, when all of STEP_PARTS were."""
     found = []
     for part, minuend, subtrahend in parts:
-        terms = [(minuend, 1)] + ([(subtrahend, -1)] if subtrahend else [])
-        if value := combination(rows, terms, device, n):
+        if value := combination(rows, signed_terms(minuend, subtrahend), device, n):
             found.append((part, value, f"{minuend} − {subtrahend}" if subtrahend else minuend))
     if parts is STEP_PARTS and len(found) == len(STEP_PARTS):
-        # whole − Σ parts is, term by term, (tf1_constant − tf1_constant_no_loss) − (tf1_feed_dict −
-        # tf1_feed_dict_no_loss): taken as that, each benchmark counts once.
-        (_, on_constant, less_on_constant), (_, fed, less_fed) = OTHER_WAY_ROUND[0], STEP_PARTS[0]
-        terms = [(on_constant, 1), (less_on_constant, -1), (fed, -1), (less_fed, 1)]
-        found.append((REMAINDER, combination(rows, terms, device, n), "whole − the parts above"))
+        found.append((REMAINDER, combination(rows, remainder_terms(), device, n), "whole − the parts above"))
     return found
 
 

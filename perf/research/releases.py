@@ -33,7 +33,8 @@ from perf.measure import Key, environment
 from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
 from perf.measure.worker import WorkerStopped
-from perf.report.analysis import OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP
+from perf.report.analysis import (OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP,
+                                  remainder_terms, signed_terms)
 from perf.report.statistics import Interval, t_interval
 from perf.report.tables import markdown, number, with_interval
 
@@ -100,20 +101,19 @@ def analysed(outcomes, labels: list[str]) -> dict:
 
 
 def parts_of(us: dict[str, dict[int, float]]) -> dict[str, Interval]:
-    """Each part of a tf1_feed_dict step: the per-pass difference of its two benchmarks, over the passes."""
-    def difference(minuend, subtrahend):
-        if minuend not in us or (subtrahend and subtrahend not in us):
+    """Each part of a tf1_feed_dict step, and the remainder, as perf/report/analysis.py takes them: the per-pass sum of
+    its signed terms, over the passes."""
+    def per_pass(terms):
+        if any(solver not in us for solver, _ in terms):
             return None
-        return {p: value - (us[subtrahend][p] if subtrahend else 0.0) for p, value in us[minuend].items()
-                if not subtrahend or p in us[subtrahend]}
+        passes = set.intersection(*(set(us[solver]) for solver, _ in terms))
+        return [sum(sign * us[solver][p] for solver, sign in terms) for p in sorted(passes)]
 
-    parts, per_pass = {}, {}
-    for part, minuend, subtrahend in STEP_PARTS + OTHER_WAY_ROUND:
-        if (values := difference(minuend, subtrahend)) is not None:
-            per_pass[part], parts[part] = values, t_interval(list(values.values()), CONFIDENCE)
-    other_loss, loss = per_pass.get(OTHER_WAY_ROUND[0][0]), per_pass.get(STEP_PARTS[0][0])
-    if other_loss and loss:  # whole − the parts, term by term, as perf/report/analysis.py takes it
-        parts[REMAINDER] = t_interval([other_loss[p] - loss[p] for p in other_loss if p in loss], CONFIDENCE)
+    parts = {}
+    for part, terms in [(part, signed_terms(minuend, subtrahend))
+                        for part, minuend, subtrahend in STEP_PARTS + OTHER_WAY_ROUND] + [(REMAINDER, remainder_terms())]:
+        if (values := per_pass(terms)) is not None:
+            parts[part] = t_interval(values, CONFIDENCE)
     return parts
 
 
