@@ -1,11 +1,11 @@
 """python -m perf.report: pytest-benchmark JSON runs turned into a Markdown report with tables, the model t = α + β·n,
-crossovers and plots."""
+crossovers and plots; with --history, every saved run in the folders given as series over time, with change points."""
 
 import argparse
 import sys
 from pathlib import Path
 
-from perf.report import analysis, plots, studies
+from perf.report import analysis, history, plots, studies
 from perf.report.answer import AnswerError, write_answer
 from perf.report.markdown import render
 from perf.report.runs import load_run
@@ -38,10 +38,16 @@ def main(argv=None) -> int:
                              f"(default: the newest run saved in {runs_folder()})")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG")
+    parser.add_argument("--history", action="store_true",
+                        help="the RUN arguments are folders (pytest-benchmark storage, CI artifacts): every saved run "
+                             "in them as series, one per environment, in commit order, with change points "
+                             "(history.md in --out; needs the history extra)")
     parser.add_argument("--answer-into", type=Path, metavar="FILE",
                         help="also write the answer's table from the first run into FILE, between its answer markers "
                              "(the README: python -m perf.report docs/results/full/full.json --answer-into README.md)")
     args = parser.parse_args(argv)
+    if args.history:
+        return history_report(args.runs or [runs_folder()], args.out, args.no_plots)
     if not args.runs:
         folder = runs_folder()
         if not folder.is_dir():
@@ -94,6 +100,48 @@ def main(argv=None) -> int:
         print(f"plot: {path}")
     if plot_note:
         print(plot_note)
+    return 0
+
+
+def history_report(folders: list[Path], out: Path, no_plots: bool) -> int:
+    """history.md (and its plots) for every saved run in the folders; nothing in them is modified."""
+    try:
+        import asv.step_detect  # noqa: F401  (optional: the history extra)
+    except ImportError:
+        print(f"error: --history needs asv's step detection: {history.INSTALL_HINT}", file=sys.stderr)
+        return 2
+    try:
+        runs, notes = history.runs_in(folders)
+    except history.HistoryError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if any(folder.resolve() == out.resolve() or folder.resolve() in out.resolve().parents for folder in folders):
+        print(f"error: --out {out} is inside a folder of runs; choose another", file=sys.stderr)
+        return 2
+    found = history.history(runs)
+    drawn = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not no_plots:
+            try:
+                import matplotlib  # noqa: F401  (optional: the `plot` extra)
+            except ImportError:
+                print(f"note: plots skipped: matplotlib is not installed (`{plots.INSTALL_HINT}`)", file=sys.stderr)
+            else:
+                drawn = plots.history_plots(found, out)
+        page = history.markdown(found) + "".join(f"\n![{caption}]({path.name})\n" for caption, path in drawn)
+        (out / "history.md").write_text(page, encoding="utf-8")
+    except OSError as error:
+        print(f"error: cannot write the history to {out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    for series in found:
+        if len(series.points) < 2:
+            print(f"note: a series of one run, no history to read yet: {series.title}", file=sys.stderr)
+    print(f"history: {out / 'history.md'} ({len(runs)} runs, {len(found)} series)")
+    for _, path in drawn:
+        print(f"plot: {path}")
     return 0
 
 

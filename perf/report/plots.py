@@ -81,3 +81,31 @@ def palette(count: int) -> list:
 
     colours = colormaps["tab20"].colors
     return [colours[index % len(colours)] for index in range(count)]
+
+
+def history_plots(found, out: Path) -> list[tuple[str, Path]]:
+    """Per series with a history and per size: small multiples, one per solver, of × numpy_loop over the runs with
+    each run's interval, change points as dashed lines; (caption, PNG path)."""
+    written = []
+    for number, series in enumerate((series for series in found if series.trends), start=1):
+        for n in sorted({trend.key.n for trend in series.trends}):
+            trends = [trend for trend in series.trends if trend.key.n == n]
+            columns = min(4, len(trends))
+            rows = -(-len(trends) // columns)
+            figure = canvas((3.2 * columns, 2.4 * rows))
+            runs = np.arange(1, len(series.points) + 1)
+            for index, trend in enumerate(trends):
+                axes = figure.add_subplot(rows, columns, index + 1)
+                shown = [(run, ratio) for run, ratio in zip(runs, trend.ratios) if ratio]
+                values = np.array([ratio.value for _, ratio in shown])
+                errors = np.array([[ratio.value - ratio.low, ratio.high - ratio.value] for _, ratio in shown]).T
+                axes.errorbar([run for run, _ in shown], values, yerr=errors, fmt="o", markersize=3, linewidth=0.8)
+                for change in trend.changes:
+                    axes.axvline(series.points.index(change.after) + 0.5, color="tab:red", linestyle="--", linewidth=1)
+                axes.set_title(f"{trend.key.solver} ({trend.key.device})", fontsize="small")
+                axes.tick_params(labelsize="x-small")
+            figure.suptitle(f"× numpy_loop over the runs, n = {n:,} (series {number}: {series.title})", fontsize="small")
+            path = out / f"history-{number}-n{n}.png"
+            figure.savefig(path, dpi=110)
+            written.append((f"series {number}, n = {n:,}", path))
+    return written

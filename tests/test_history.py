@@ -1,0 +1,102 @@
+"""python -m perf.report --history: saved runs as series per environment, in commit order, with change points."""
+
+import math
+import random
+
+import pytest
+from helpers import benchmark_entry, result_document, write_run
+
+from perf.measure import Key
+from perf.report.__main__ import main
+from perf.report.history import HistoryError, history, runs_in
+
+pytest.importorskip("asv.step_detect", reason="the history extra (asv) is not installed")
+
+LOOP = Key("tf1_while_loop", "cpu", 1000)
+
+
+def saved_run(folder, index, ratio, cpu="Test CPU", noise=None):
+    """Run `index` of a history: commit `index` a day after the one before, tf1_while_loop at this × numpy_loop."""
+    noise = noise or random.Random(index)
+    entries = [benchmark_entry("numpy_loop", "cpu", 1000, 10.0),
+               benchmark_entry(LOOP.solver, "cpu", 1000, 10.0 * ratio, ratio=ratio * math.exp(noise.gauss(0, 0.02)),
+                               spread=0.04, trials=7)]
+    document = result_document(entries, profile="quick")
+    document["machine_info"]["fssgd"]["cpu_model"] = cpu
+    document["commit_info"] = {"id": f"{index:07x}".ljust(40, "0"), "time": f"2026-01-{index + 1:02d}T00:00:00+00:00", "dirty": False}
+    # Named against their order, so that only the commit times can put them in it.
+    return write_run(folder / f"{99 - index:04d}_run.json", document)
+
+
+def loop_trend(folder):
+    (series,) = history(runs_in([folder])[0])
+    (trend,) = [trend for trend in series.trends if trend.key == LOOP]
+    return series, trend
+
+
+def test_identical_runs_show_no_change_point_and_the_latest_level_is_the_best(tmp_path):
+    for index in range(12):
+        saved_run(tmp_path, index, 0.6)
+    series, trend = loop_trend(tmp_path)
+    assert [point.commit for point in series.points] == [f"{index:07x}" for index in range(12)]
+    assert trend.changes == [] and trend.latest == pytest.approx(trend.best)
+
+
+def test_a_slowdown_is_named_at_the_run_of_the_commit_that_made_it_with_its_factor(tmp_path):
+    for index in range(12):
+        saved_run(tmp_path, index, 0.6 if index < 8 else 0.6 * 1.3)
+    series, trend = loop_trend(tmp_path)
+    (change,) = trend.changes
+    assert series.points.index(change.after) == 8 and change.after.commit == f"{8:07x}"
+    assert change.factor.low < 1.3 < change.factor.high and change.factor.low > 1.1  # over runs, not trials
+    assert trend.latest / trend.best == pytest.approx(1.3, rel=0.05)
+
+
+def test_runs_from_two_cpu_models_are_two_series_not_a_change(tmp_path):
+    for index in range(6):
+        saved_run(tmp_path, index, 0.6)
+    for index in range(6, 12):
+        saved_run(tmp_path, index, 0.9, cpu="Other CPU")  # another machine: another level, not a regression
+    found = history(runs_in([tmp_path])[0])
+    assert sorted(dict(series.environment)["CPU"] for series in found) == ["Other CPU", "Test CPU"]
+    assert all(trend.changes == [] for series in found for trend in series.trends)
+
+
+def test_a_series_of_one_run_is_stated_not_judged(tmp_path, capsys):
+    saved_run(tmp_path, 0, 0.6)
+    (series,) = history(runs_in([tmp_path])[0])
+    assert series.trends == []
+    assert main(["--history", str(tmp_path), "--out", str(tmp_path.parent / "out"), "--no-plots"]) == 0
+    assert "a series of one run, no history to read yet" in capsys.readouterr().err
+    assert "One run: no history to read yet." in (tmp_path.parent / "out" / "history.md").read_text()
+
+
+def test_a_folder_without_runs_is_an_error_and_a_corrupted_file_is_skipped_untouched(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(HistoryError, match="no saved run of this suite in"):
+        runs_in([empty])
+    assert main(["--history", str(empty), "--out", str(tmp_path / "out")]) == 2
+    assert "error: no saved run of this suite in" in capsys.readouterr().err
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for index in range(3):
+        saved_run(runs, index, 0.6)
+    broken = runs / "0001_broken.json"
+    broken.write_text('{"machine_info": ')
+    assert main(["--history", str(runs), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    assert f"note: {broken}: not valid JSON" in capsys.readouterr().err
+    assert broken.read_text() == '{"machine_info": '
+    assert main(["--history", str(runs), "--out", str(runs / "inside")]) == 2
+    assert "is inside a folder of runs" in capsys.readouterr().err
+
+
+def test_the_history_page_names_each_change_with_its_run_and_commit(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for index in range(10):
+        saved_run(runs, index, 0.6 if index < 5 else 0.9)
+    assert main(["--history", str(runs), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "history.md").read_text()
+    assert f"| `{LOOP.name}` |" in page and f"at run 6 ({5:07x}): ×1.4" in page
+    assert (tmp_path / "out" / "history-1-n1000.png").exists()
