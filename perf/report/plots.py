@@ -86,6 +86,8 @@ def palette(count: int) -> list:
 def history_plots(found, out: Path) -> list[tuple[str, Path]]:
     """Per series with a history and per size: small multiples, one per solver, of × numpy_loop over the runs with
     each run's interval, change points as dashed lines; (caption, PNG path)."""
+    from matplotlib.ticker import MaxNLocator
+
     written = []
     for number, series in enumerate((series for series in found if series.trends), start=1):
         for n in sorted({trend.key.n for trend in series.trends}):
@@ -103,6 +105,7 @@ def history_plots(found, out: Path) -> list[tuple[str, Path]]:
                 for change in trend.changes:
                     axes.axvline(series.points.index(change.after) + 0.5, color="tab:red", linestyle="--", linewidth=1)
                 axes.set_title(f"{trend.key.solver} ({trend.key.device})", fontsize="small")
+                axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # runs are counted, not measured
                 axes.tick_params(labelsize="x-small")
             figure.suptitle(f"× numpy_loop over the runs, n = {n:,} (series {number}: {series.title})", fontsize="small")
             path = out / f"history-{number}-n{n}.png"
