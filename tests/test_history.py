@@ -23,7 +23,8 @@ def saved_run(folder, index, ratio, cpu="Test CPU", noise=None):
                                spread=0.04, trials=7)]
     document = result_document(entries, profile="quick")
     document["machine_info"]["fssgd"]["cpu_model"] = cpu
-    document["commit_info"] = {"id": f"{index:07x}".ljust(40, "0"), "time": f"2026-01-{index + 1:02d}T00:00:00+00:00", "dirty": False}
+    document["commit_info"] = {"id": f"{index:07x}".ljust(40, "0"), "time": f"2026-01-{index + 1:02d}T00:00:00+00:00",
+                               "dirty": False}
     # Named against their order, so that only the commit times can put them in it.
     return write_run(folder / f"{99 - index:04d}_run.json", document)
 
@@ -84,8 +85,12 @@ def test_a_folder_without_runs_is_an_error_and_a_corrupted_file_is_skipped_untou
         saved_run(runs, index, 0.6)
     broken = runs / "0001_broken.json"
     broken.write_text('{"machine_info": ')
+    another_suite = {**result_document([benchmark_entry("numpy_loop", "cpu", 1000, 10.0)]), "machine_info": {}}
+    other_suite = write_run(runs / "0002_other.json", another_suite)
     assert main(["--history", str(runs), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
-    assert f"note: {broken}: not valid JSON" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"note: {broken}: not valid JSON" in err
+    assert f"note: {other_suite}: not a run of this suite (no machine_info.fssgd); skipped" in err
     assert broken.read_text() == '{"machine_info": '
     assert main(["--history", str(runs), "--out", str(runs / "inside")]) == 2
     assert "is inside a folder of runs" in capsys.readouterr().err
