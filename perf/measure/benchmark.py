@@ -7,7 +7,7 @@ import gc
 import pytest
 
 from perf.measure import TIMING_REFERENCE, environment
-from perf.measure.schedule import Plan, Schedule, Scheduled, steps_within_budget
+from perf.measure.schedule import Plan, Schedule, Scheduled, label, steps_within_budget
 from perf.measure.solver_runs import Misplaced, answer_mismatch, prepared
 from perf.measure.trials import TrialError, slowdown_of
 from solvers import tensorflow_support
@@ -61,7 +61,7 @@ class Measurement:
         if out_of_memory is not None:  # outside the except block, so the error's frames are gone first
             skip_out_of_memory(self.solver, self.device, n, out_of_memory)
         if mismatch := answer_mismatch(fit, self.solver, n):
-            pytest.fail(f"{self.solver.name} {self.device} n={n:,}: wrong answer: {mismatch}", pytrace=False)
+            pytest.fail(f"{label(self.solver, self.device, n)}: wrong answer: {mismatch}", pytrace=False)
         benchmark.extra_info["placement"] = placement.get("devices")
         return fit
 

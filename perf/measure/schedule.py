@@ -34,20 +34,28 @@ class Plan:
     study: dict = field(default_factory=dict)
 
 
+def label(solver, device: str, n: int) -> str:
+    """How a benchmark is named in progress lines and failures."""
+    return f"{solver.name} {device} n={n:,}"
+
+
 @dataclass
 class Scheduled:
-    """A benchmark of the run: its plan, the steps a round runs (fewer under a round budget), its trials so far,
-    and why it stopped, where it failed."""
+    """A benchmark of the run: its plan, its trials so far, and why it stopped, where it failed."""
     solver: object
     device: str
     plan: Plan
-    steps: int
     measured: Measured | None = None
     failure: Exception | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.solver.name} {self.device} n={self.plan.n:,}"
+        return label(self.solver, self.device, self.plan.n)
+
+    @property
+    def steps(self) -> int:
+        """The steps a round runs: the plan's, or fewer under a round budget once prepared."""
+        return self.measured.benchmark["steps"] if self.measured else self.plan.steps
 
 
 def reference_steps(n: int, steps: int) -> int:
@@ -70,7 +78,7 @@ def steps_within_budget(solver, device, plan: Plan, profile) -> int:
     if profile.max_round_s is None or plan.study:
         return plan.steps
     steps, round_s = budgeted_steps(solver, device, plan.n, plan.steps, profile)
-    progress.expected(f"{solver.name} {device} n={plan.n:,}", profile.trials, round_s, steps)
+    progress.expected(label(solver, device, plan.n), profile.trials, round_s, steps)
     return steps
 
 
@@ -83,7 +91,7 @@ class Schedule:
         self.done = False
 
     def add(self, nodeid: str, solver, device: str, plan: Plan) -> None:
-        self.benchmarks[nodeid] = Scheduled(solver, device, plan, plan.steps)
+        self.benchmarks[nodeid] = Scheduled(solver, device, plan)
 
     def run(self) -> None:
         """Every benchmark's rounds sized (under a round budget, fewer steps), then every pass: each benchmark that
@@ -105,11 +113,11 @@ class Schedule:
 
     def prepare(self, scheduled: Scheduled) -> None:
         solver, device, plan = scheduled.solver, scheduled.device, scheduled.plan
-        scheduled.steps = steps_within_budget(solver, device, plan, self.profile)
+        steps = steps_within_budget(solver, device, plan, self.profile)
         paired = plan.paired and (solver.name, device) != TIMING_REFERENCE
         scheduled.measured = Measured(
-            {"solver": solver.name, "device": device, "n": plan.n, "steps": scheduled.steps, "calls": 1},
+            {"solver": solver.name, "device": device, "n": plan.n, "steps": steps, "calls": 1},
             self.profile.trials, self.profile.rounds_per_trial,
-            reference_steps(plan.n, scheduled.steps) if paired else None,
+            reference_steps(plan.n, steps) if paired else None,
             full_warm_up=self.profile.full_warm_up or solver.compiles_per_count,
             on_round=lambda *args: progress.round_done(scheduled.label, *args))
