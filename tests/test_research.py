@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from perf.measure import Key
 from perf.research import compare_study, worker_history
 from perf.research.seed_programs import seed_data
 from solvers.answers import TOLERANCE, mismatch
@@ -78,3 +79,22 @@ def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, 
     assert sum(verdicts.get("slowed 3.0x", {}).values()) == 2 * 2 * len(slowed)  # 2 sizes, against 2 runs
     assert sum(verdicts["identical, quiet"].values()) == 2 * (2 - len(slowed)) * 2 + 2 * 2
     assert len(summary["suite µs per step / seed program's, per run"]) == 2
+
+
+def quiet_runs(run_factors: list[float], trial_factors: list[float]):
+    """Identical quiet runs of numpy_lean at n = 1,000, each trial's ratio run factor × trial factor, as loaded()."""
+    def info(run_factor):
+        return {"iterations": 10, "reference_trial_medians_s": [1.0] * len(trial_factors),
+                "trial_medians_s": [run_factor * trial for trial in trial_factors]}
+    return [({"kind": "quiet", "slowdown": None}, {Key("numpy_lean", "cpu", 1000): info(factor)}, {})
+            for factor in run_factors]
+
+
+def test_trials_needed_grow_with_the_trials_spread_and_none_suffice_when_runs_themselves_differ():
+    steady, spread = [1.0, 1.0, 1.0, 1.0], [0.9, 1.0, 1.1, 0.95, 1.05]
+    tight = compare_study.trials_needed(quiet_runs(steady, [0.99, 1.0, 1.01, 1.0, 1.0]), 0.10)["numpy_lean-cpu-n1000"]
+    loose = compare_study.trials_needed(quiet_runs(steady, spread), 0.10)["numpy_lean-cpu-n1000"]
+    drifting = compare_study.trials_needed(quiet_runs([0.8, 1.0, 1.25, 0.9], spread), 0.10)["numpy_lean-cpu-n1000"]
+    assert tight["sd between runs"] == loose["sd between runs"] == 0.0 and drifting["sd between runs"] > 0.1
+    assert 2 <= tight["trials needed"] < loose["trials needed"] and drifting["trials needed"] is None
+    assert tight["caught at 5 trials, model"] > 0.95 > loose["caught at 5 trials, model"]

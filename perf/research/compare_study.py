@@ -7,7 +7,8 @@ them compared with the verdict.
              with --seed-programs, the question's own two programs timed right after it (perf/research/seed_programs)
     analyze  every pair compared: identical runs must not flag (SLOWER, and runs that --fail-on-slower would fail),
              slowed benchmarks must be caught; and how far identical runs agree (intervals that overlap, the spread
-             of their ratios, the parts of a tf1_feed_dict step, µs per step against the seed's programs)
+             of their ratios, the parts of a tf1_feed_dict step, µs per step against the seed's programs), and
+             how many trials a run would need to call a given slowdown from two saved runs (the noise's two levels)
 
     python -m perf.research.compare_study record --out docs/results/compare-calibration/epyc --runs 10 --seed-programs
     python -m perf.research.compare_study record --out … --runs 5 --neighbour
@@ -18,20 +19,24 @@ them compared with the verdict.
 import argparse
 import itertools
 import json
+import math
 import os
+import statistics
 import subprocess
 import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
 
+from scipy.stats import norm
+
 import solvers
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
-from perf.report.compare import DEFAULT_THRESHOLD, compared
-from perf.report.rows import rows_of
+from perf.report.compare import CONFIDENCE, DEFAULT_THRESHOLD, compared
+from perf.report.rows import rows_of, trial_ratios
 from perf.research.neighbour import noisy_neighbour
 from perf.research.seed_programs import STEPS
 
@@ -158,6 +163,38 @@ def agreement(runs) -> dict:
             "wall seconds per run": [round(entry["seconds"]) for entry, _, _ in runs]}
 
 
+def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float = 0.95, false_flags: float = 0.01,
+                  most: int = 1000) -> dict:
+    """Per benchmark, the noise of its log ratio to the reference at two levels over identical quiet runs (between
+    trials of a run, and between runs beyond what their trials explain: one-way variance components), and the
+    fewest trials a run would need for the verdict (SLOWER when its CONFIDENCE interval lies above 1 + threshold) to
+    call `slowdown` in `caught` of comparisons of two runs, while calling identical runs SLOWER in at most
+    `false_flags`; None where no number of trials would, the runs' own variation being too large. A normal model:
+    the interval narrows with trials, the variation between runs does not."""
+    quiet = [infos for entry, infos, _ in runs if entry["kind"] == "quiet" and not entry["slowdown"]]
+    limit, shift, z = math.log1p(threshold), math.log(slowdown), norm.ppf((1 + CONFIDENCE) / 2)
+
+    def holds(between: float, within: float, trials: int) -> tuple[float, float]:
+        half = z * math.sqrt(2 * within ** 2 / trials)  # the verdict's interval sees the trials only
+        spread = math.sqrt(2 * between ** 2 + 2 * within ** 2 / trials)  # the change's estimate moves with both
+        return norm.cdf((shift - limit - half) / spread), norm.sf((limit + half) / spread)
+
+    found = {}
+    for key in sorted(set.intersection(*(set(infos) for infos in quiet))) if len(quiet) > 2 else []:
+        logs = [[math.log(ratio) for ratio in trial_ratios(infos[key])] for infos in quiet]
+        if key == Key(*TIMING_REFERENCE, key.n) or min(map(len, logs)) < 2:
+            continue
+        within = math.sqrt(statistics.mean(statistics.variance(run) for run in logs))
+        trials = round(statistics.mean(map(len, logs)))
+        between = math.sqrt(max(0.0, statistics.variance(map(statistics.mean, logs)) - within ** 2 / trials))
+        enough = (count for count in range(2, most + 1)
+                  if holds(between, within, count)[0] >= caught and holds(between, within, count)[1] <= false_flags)
+        found[key.name] = {"sd within a run": round(within, 3), "sd between runs": round(between, 3),
+                           f"caught at {trials} trials, model": round(holds(between, within, trials)[0], 2),
+                           "trials needed": next(enough, None)}
+    return found
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.research.compare_study", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("record", "analyze"))
@@ -173,7 +210,8 @@ def main(argv=None) -> int:
         record(options.out, options.runs, options.neighbour, options.slowed, options.seed_programs, extra)
         return 0
     runs = loaded(options.out)
-    found = {"threshold": options.threshold, **tallies(runs, options.threshold), **agreement(runs)}
+    found = {"threshold": options.threshold, **tallies(runs, options.threshold), **agreement(runs),
+             "trials a run needs to call 1.25x": trials_needed(runs, options.threshold)}
     (options.out / "summary.json").write_text(json.dumps(found, indent=1))
     print(json.dumps(found, indent=1))
     return 0
