@@ -62,9 +62,10 @@ def passes(workers, names, count=4, seed=7):
 VERSIONS = [Version("baseline", "a", ROOT, sys.executable), Version("candidate", "b", ROOT, sys.executable)]
 
 
-def fake_workers_for_every_version(monkeypatch, listing, seconds):
-    """stages' passes on fake workers, a fresh one per version whatever its label, answering with these round
-    times. Returns the (labels, solvers) each pass started its workers with."""
+def fake_workers_for_every_version(monkeypatch, listing, seconds, module=stages):
+    """module's passes (the gate's stages, or the research's side by side) on fake workers, a fresh one per version
+    whatever its label, answering with these round times. Returns the (labels, solvers) each pass started its
+    workers with."""
     started = []
 
     @contextmanager
@@ -73,5 +74,5 @@ def fake_workers_for_every_version(monkeypatch, listing, seconds):
         log = []
         yield {version.label: FakeWorker(listing, version.label, seconds=seconds, log=log) for version in versions}
 
-    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    monkeypatch.setattr(module, "started_for_pass", started_for_pass)
     return started

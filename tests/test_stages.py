@@ -2,8 +2,6 @@
 
 import math
 import random
-import sys
-import time
 from contextlib import contextmanager
 
 import pytest
@@ -13,7 +11,6 @@ from perf.gate import stages
 from perf.gate.interleave import Outcome, Problem
 from perf.gate.stages import verdicts
 from perf.gate.verdict import failed
-from perf.gate.versions import ROOT, Version
 from perf.measure import Key
 
 
@@ -107,18 +104,15 @@ def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_pa
     assert not failed([row])
 
 
-def test_confirmation_measures_each_version_only_on_its_own_flags_beside_the_baseline(monkeypatch):
+def test_confirmation_measures_only_the_flagged_benchmarks_beside_the_baseline(monkeypatch):
     started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"),
-                                             lambda solver, label, index: 1e-4 * (1.5 if label == "A" else 1.0))
-    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
+                                             lambda solver, label, index: 1e-4 * (1.5 if label == "candidate" else 1.0))
     lean = Key("numpy_lean", "cpu", 1000)
-    found = stages.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, stages.confirming(0.10), seed=3,
-                                progress=lambda text: None)
-    assert set(found) == {"A"} and set(found["A"]) == {lean.name} and found["A"][lean.name]["verdict"] == "regression"
-    # B flagged nothing: it is not started; numpy_loop, flagged by nobody, is not measured.
-    assert {tuple(labels) for labels, _ in started} <= {("baseline", "A"), ("A", "baseline")}
+    found = stages.confirmation(VERSIONS, 1, [lean], QUICK, stages.confirming(0.10), seed=3, progress=lambda text: None)
+    assert set(found) == {lean.name} and found[lean.name]["verdict"] == "regression"
+    # numpy_loop, not flagged, is neither imported nor measured.
     assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_MIN_PASSES
-    assert stages.confirmation(versions, 1, {"A": [], "B": []}, QUICK, stages.confirming(0.10), seed=3) == {}
+    assert stages.confirmation(VERSIONS, 1, [], QUICK, stages.confirming(0.10), seed=3) == {}
 
 
 def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
@@ -127,30 +121,6 @@ def test_the_budget_stops_the_screen_after_the_fewest_passes(fake_passes):
     stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, stages.Stopping(0.10, budget_s=0), seed=1,
                     progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES
-
-
-def test_each_variant_timed_in_the_same_passes_is_judged_on_the_passes_its_own_gate_would_have_given(monkeypatch):
-    jitter = random.Random(5)
-
-    def seconds(solver, label, index):
-        if label == "noisy":  # never decided: its gate times it to the most passes
-            return 1e-4 * math.exp(jitter.gauss(0, 0.5))
-        return 1e-4 * (1 + 0.01 * jitter.random()) * (1.5 if label == "slower" else 1.0)
-
-    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), seconds)
-    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "slower", "noisy")]
-    screen = stages.Stopping(0.10, max_passes=12)
-    outcomes = stages.measured(versions, 1, [Key("numpy_lean", "cpu", 1000)], QUICK, 1, screen, lambda text: None)
-    (outcome,) = outcomes
-    # Timed 12 times for the noisy copy's sake; the slower one's gate stopped it, decided, at the fewest passes, and
-    # with nothing left open for it the slower copy's worker is started no more.
-    assert outcome.gate_passes == {"slower": stages.MIN_PASSES, "noisy": 12}
-    assert len(outcome.log_ratios["slower"]) == stages.MIN_PASSES and len(outcome.log_ratios["noisy"]) == 12
-    assert [labels for labels, _ in started] == ([["baseline", "slower", "noisy"]] * stages.MIN_PASSES
-                                                 + [["baseline", "noisy"]] * (12 - stages.MIN_PASSES))
-    (row,) = stages.verdicts(outcomes, "slower", screen)
-    assert row["verdict"] == "regression" and row["passes"] == stages.MIN_PASSES
-    assert stages.verdicts(outcomes, "noisy", screen)[0]["passes"] == 12
 
 
 def test_the_screen_judges_at_its_rate_over_all_benchmarks_and_the_confirmation_per_flag_with_time_for_each():
@@ -162,27 +132,3 @@ def test_the_screen_judges_at_its_rate_over_all_benchmarks_and_the_confirmation_
     assert again.keeps(undecided, 6, spent_s, benchmarks=10, live=10)
     assert not again.keeps(undecided, stages.CONFIRMATION_MAX_PASSES, 0, benchmarks=1, live=1)
     assert again.keeps([0.0] * 2, 2, 1e9, benchmarks=1, live=1)  # the fewest passes, whatever the clock
-
-
-def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):
-    now = [0.0]
-    jitter = random.Random(11)
-    noisy = {"A": "numpy_lean", "B": "numpy_loop"}  # what each candidate cannot decide
-
-    def seconds(solver, label, index):
-        if solver == "numpy_loop":
-            now[0] += 1.0  # a round of numpy_loop takes a second on the gate's clock, numpy_lean's none
-        spread = 2.0 if noisy.get(label) == solver else 0.01  # so noisy that nothing is decided in 20 passes
-        return 1e-4 * math.exp(jitter.gauss(0, spread))
-
-    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"), seconds)
-    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
-    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
-    keys = [Key("numpy_loop", "cpu", 1000), Key("numpy_lean", "cpu", 1000)]
-    # A pass's numpy_loop trial: 6 rounds on each of 3 versions, 18 s, of which a two-version gate would spend 12.
-    screen = stages.Stopping(0.10, min_passes=8, max_passes=20, budget_s=100)
-    loop, lean = stages.measured(versions, 1, keys, QUICK, 1, screen, lambda text: None)
-    # A decided numpy_loop in 8 passes (96 s), then timed only numpy_lean, which costs nothing: 20 passes.
-    assert loop.gate_passes["A"] == 8 and lean.gate_passes["A"] == 20
-    # B went on with numpy_loop: one pass more starts within its 100 s, none after.
-    assert loop.gate_passes["B"] == 9 and lean.gate_passes["B"] == 8

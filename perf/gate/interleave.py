@@ -57,13 +57,10 @@ class Outcome:
     # version label -> [(pass, the median of the trial's rounds in seconds)]; every version has them
     round_s: dict = field(default_factory=dict)
     problem: Problem | None = None
-    # version label -> how many of the passes its own gate would have timed (perf/gate/stages.py measured): the
-    # noise study times several versions in the same passes, each as long as some version needs it; none: all
-    gate_passes: dict = field(default_factory=dict)
 
     def values(self, label: str) -> list[float]:
-        """The label's log ratios, pass by pass, as far as its own gate would have timed them."""
-        return [value for *_, value in self.log_ratios[label]][:self.gate_passes.get(label)]
+        """The label's log ratios, pass by pass."""
+        return [value for *_, value in self.log_ratios[label]]
 
 
 def listings(workers: dict, only: list[str] | None = None) -> dict:

@@ -72,52 +72,27 @@ def screening(threshold: float, budget_s: float = DEFAULT_BUDGET_S, passes: int 
 
 
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopping: Stopping, progress=print,
-             flagged: dict | None = None) -> list[Outcome]:
-    """Passes of fresh workers over the benchmarks (Keys, or a function of the first pass's workers giving them), each
-    pass timing those that stopping keeps open for some candidate: every version but the first, each measured on its
-    flagged benchmarks (label -> [Key]; default: all). A pass starts the first version and the candidates whose gates
-    still time something. Each candidate keeps the clock of its own gate, which would time it beside the first
-    version alone: a pass's fixed cost and the trials of the benchmarks open for it, at 2/n of what they took in a
-    pass of n versions; outcome.gate_passes says how many passes that gate gave the benchmark."""
-    rng, starts = random.Random(seed), {}
-    labels = [version.label for version in versions]
-    spent = dict.fromkeys(labels[1:], 0.0)
-    outcomes = []
-
-    def wanted(label: str) -> list[Outcome]:
-        return [outcome for outcome in outcomes if outcome.problem is None
-                and (flagged is None or outcome.key in flagged[label])]
-
+             preload: list[str] | None = None) -> list[Outcome]:
+    """Passes of fresh workers for the baseline and the candidate (versions) over the benchmarks (a function of the
+    first pass's workers giving their Keys; those workers import the solvers in preload, default all), each later
+    pass timing those that stopping keeps open, on a clock of the passes' wall time."""
+    baseline, candidate = versions
+    rng, starts, spent, outcomes = random.Random(seed), {}, 0.0, []
     for pass_index in range(stopping.max_passes):
-        live = sum(outcome.problem is None for outcome in outcomes)
-        open_for = {}
-        for label in labels[1:]:
-            mine = wanted(label)
-            open_for[label] = [outcome for outcome in mine
-                               if stopping.keeps(outcome.values(label), pass_index, spent[label], len(mine), live)]
-        active = list({id(outcome): outcome for mine in open_for.values() for outcome in mine}.values())
+        live = [outcome for outcome in outcomes if outcome.problem is None]
+        active = [outcome for outcome in live
+                  if stopping.keeps(outcome.values(candidate.label), pass_index, spent, len(live), len(live))]
         if pass_index and not active:
             break
-        keys = [outcome.key for outcome in active] if pass_index else benchmarks
-        solvers = None if callable(keys) else sorted({key.solver for key in keys})  # None: every solver
-        # A candidate whose gate has ended runs no pass: starting its worker and timing its trials would cost the
-        # others' passes time and tell nothing.
-        present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
+        solvers = sorted({outcome.key.solver for outcome in active}) if pass_index else preload
         began = time.perf_counter()
-        with started_for_pass(present, threads, pass_index, solvers) as workers:
+        with started_for_pass(versions, threads, pass_index, solvers) as workers:
             if not pass_index:
-                outcomes = active = prepared_outcomes(workers, benchmarks(workers) if callable(benchmarks) else benchmarks,
-                                                      profile)
-                open_for = {label: wanted(label) for label in labels[1:]}
-            trial_s = run_pass(workers, [version.label for version in present], active, pass_index, rng, starts)
-        fixed_s = time.perf_counter() - began - sum(trial_s.values())
-        for label, mine in open_for.items():
-            if mine:
-                spent[label] += (fixed_s + sum(trial_s.get(outcome.key, 0.0) for outcome in mine)) * 2 / len(present)
-            for outcome in mine:
-                outcome.gate_passes[label] = outcome.gate_passes.get(label, 0) + 1
+                outcomes = active = prepared_outcomes(workers, benchmarks(workers), profile)
+            run_pass(workers, [baseline.label, candidate.label], active, pass_index, rng, starts)
+        spent += time.perf_counter() - began
         progress(f"pass {pass_index + 1}: {sum(outcome.problem is None for outcome in active)} benchmarks, "
-                 f"{time.perf_counter() - began:.0f} s, " + ", ".join(f"{label} {spent_s:.0f} s" for label, spent_s in spent.items()))
+                 f"{time.perf_counter() - began:.0f} s, {spent:.0f} s in all")
     return outcomes
 
 
@@ -150,23 +125,15 @@ def confirming(threshold: float) -> Stopping:
                     budget_s_per_benchmark=CONFIRMATION_BUDGET_S_PER_FLAG)
 
 
-def confirmation(versions: list, threads: int, flagged: dict, profile, stopping: Stopping, seed: int,
+def confirmation(versions: list, threads: int, keys: list, profile, stopping: Stopping, seed: int,
                  progress=print) -> dict:
-    """Each version's flagged benchmarks (label -> [Key]) measured again alone, sized afresh, in fresh passes with a
-    new seed, beside the baseline (versions[0]), as long as stopping keeps them open: label -> {benchmark: its
-    verdict row}."""
-    confirming = [versions[0]] + [version for version in versions[1:] if flagged.get(version.label)]
-    keys = list(dict.fromkeys(key for version in confirming[1:] for key in flagged[version.label]))
+    """The flagged benchmarks (keys) measured again alone, sized afresh, in fresh passes with a new seed, as long as
+    stopping keeps them open: benchmark name -> its verdict row."""
     if not keys:
         return {}
-    again = measured(confirming, threads, keys, profile, seed, stopping, lambda text: progress(f"confirmation {text}"),
-                     {version.label: flagged[version.label] for version in confirming[1:]})
-    found = {}
-    for version in confirming[1:]:
-        names = {key.name for key in flagged[version.label]}
-        rows = verdicts(again, version.label, stopping)
-        found[version.label] = {row["benchmark"]: row for row in rows if row["benchmark"] in names}
-    return found
+    again = measured(versions, threads, lambda workers: keys, profile, seed, stopping,
+                     lambda text: progress(f"confirmation {text}"), sorted({key.solver for key in keys}))
+    return {row["benchmark"]: row for row in verdicts(again, versions[-1].label, stopping)}
 
 
 def flagged_keys(outcomes: list[Outcome], rows: list[dict]) -> list:
@@ -177,9 +144,8 @@ def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[
               seed: int, progress=print) -> list[dict]:
     """rows with each flagged benchmark measured again alone (confirmation): confirmed, it keeps its verdict;
     unconfirmed, it is reported as such and does not fail."""
-    candidate = versions[-1].label
-    second = confirmation(versions, threads, {candidate: flagged_keys(outcomes, rows)}, profile,
-                          confirming(threshold), seed, progress).get(candidate, {})
+    second = confirmation(versions, threads, flagged_keys(outcomes, rows), profile, confirming(threshold), seed,
+                          progress)
     final = []
     for row in rows:
         if (check := second.get(row["benchmark"])) is None:

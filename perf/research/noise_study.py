@@ -15,7 +15,7 @@ is slowed for real by a factor (FSSGD_SLOWDOWN, a busy wait inside the call: eve
 --slowed-groups K a copy per factor and group that slows one of K groups of the solvers), and with
 --code-regressions real changes to the solvers' code, checked out in worktrees (CODE_REGRESSIONS).
 The passes follow the gate's rule for every variant at once: each variant keeps the clock of its own gate
-(stages.measured), which times it alone beside the control, and a benchmark is timed in a pass while some
+(perf/research/side_by_side.py), which times it alone beside the control, and a benchmark is timed in a pass while some
 variant's gate would time it; each variant is judged on the passes its own gate gave the benchmark.
 Every flagged (variant, benchmark) is then measured again alone, as the gate confirms. A REGRESSION on
 an identical copy is a false alarm, one on a slowed or changed copy a catch. With --neighbour a
@@ -41,6 +41,7 @@ from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
 from perf.measure.worker import CPU_VARIABLE
+from perf.research import side_by_side
 from perf.research.neighbour import noisy_neighbour
 
 CONTROL = "control"
@@ -122,12 +123,14 @@ def record(repeat: int, out: Path, options) -> Path:
         load = noisy_neighbour(cpu, seed=repeat) if options.neighbour else nullcontext()
         screen = stages.screening(options.threshold, options.budget, options.passes)
         with load:
-            outcomes = stages.measured(versions, options.threads, chosen(solvers, profile), profile,
-                                       options.seed + repeat, screen, say)
-            screening = {label: stages.verdicts(outcomes, label, screen) for label in labels[1:]}
+            timed = side_by_side.measured(versions, options.threads, chosen(solvers, profile), profile,
+                                          options.seed + repeat, screen, say)
+            outcomes = timed.outcomes
+            screening = {label: timed.verdicts(label, screen) for label in labels[1:]}
             flagged = {label: stages.flagged_keys(outcomes, rows) for label, rows in screening.items()}
-            confirmation = stages.confirmation(versions, options.threads, flagged, profile,
-                                               stages.confirming(options.threshold), options.seed + 1000 + repeat, say)
+            confirmation = side_by_side.confirmation(versions, options.threads, flagged, profile,
+                                                     stages.confirming(options.threshold), options.seed + 1000 + repeat,
+                                                     say)
             screening = {label: {row["benchmark"]: row for row in rows} for label, rows in screening.items()}
     path = out / f"repeat-{repeat:02d}.json"
     # Every pass's value, also those past where the gate would have stopped a variant: the spreads come from them.
@@ -148,7 +151,8 @@ def true_factors(out: Path, options) -> Path:
             control = Version(CONTROL, "the working tree", ROOT, sys.executable)
             each = stages.fixed(stages.Stopping(options.threshold, per_run=False), TRUE_FACTOR_PASSES)
             outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
-                                       options.seed, each, lambda text: print(f"  {name}: {text}", flush=True))
+                                       options.seed, each, lambda text: print(f"  {name}: {text}", flush=True),
+                                       list(slowed))
             found[version.label] = {row["benchmark"]: row for row in stages.verdicts(outcomes, version.label, each)}
     target = out / "true-factors.json"
     target.write_text(json.dumps(found, indent=1))

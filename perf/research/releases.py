@@ -33,6 +33,7 @@ from perf.measure import Key, environment
 from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
 from perf.measure.worker import WorkerStopped
+from perf.research import side_by_side
 from perf.report.analysis import (OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP,
                                   remainder_terms, signed_terms)
 from perf.report.statistics import Interval, t_interval
@@ -268,9 +269,9 @@ def main(argv=None) -> int:
             keys = [Key(name, "cpu", n) for name in options.solvers.split(",") for n in profile.sizes]
             print(f"releases: {', '.join(labels)}; {len(keys)} benchmarks, {options.passes} passes, seed {seed}",
                   flush=True)
-            outcomes = stages.measured(list(versions), options.threads, keys, profile, seed,
-                                       stages.fixed(stages.Stopping(), options.passes),
-                                       lambda text: print(f"releases: {text}", flush=True))
+            outcomes = side_by_side.measured(list(versions), options.threads, lambda workers: keys, profile, seed,
+                                             stages.fixed(stages.Stopping(), options.passes),
+                                             lambda text: print(f"releases: {text}", flush=True)).outcomes
     except (GateError, WorkerStopped) as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,79 @@
+"""Several versions in the same passes (perf/research/side_by_side.py) on fake workers: each candidate judged on the
+passes its own gate would have given it, its own clock, and each confirmed only on its own flags."""
+
+import math
+import random
+import sys
+import time
+
+from gate_fakes import QUICK, cpu_only, fake_workers_for_every_version
+
+from perf.gate import stages
+from perf.gate.versions import ROOT, Version
+from perf.measure import Key
+from perf.research import side_by_side
+
+
+def test_confirmation_measures_each_version_only_on_its_own_flags_beside_the_baseline(monkeypatch):
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"),
+                                             lambda solver, label, index: 1e-4 * (1.5 if label == "A" else 1.0),
+                                             side_by_side)
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
+    lean = Key("numpy_lean", "cpu", 1000)
+    found = side_by_side.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, stages.confirming(0.10), seed=3,
+                                progress=lambda text: None)
+    assert set(found) == {"A"} and set(found["A"]) == {lean.name} and found["A"][lean.name]["verdict"] == "regression"
+    # B flagged nothing: it is not started; numpy_loop, flagged by nobody, is not measured.
+    assert {tuple(labels) for labels, _ in started} <= {("baseline", "A"), ("A", "baseline")}
+    assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_MIN_PASSES
+    assert side_by_side.confirmation(versions, 1, {"A": [], "B": []}, QUICK, stages.confirming(0.10), seed=3) == {}
+
+
+def test_each_variant_timed_in_the_same_passes_is_judged_on_the_passes_its_own_gate_would_have_given(monkeypatch):
+    jitter = random.Random(5)
+
+    def seconds(solver, label, index):
+        if label == "noisy":  # never decided: its gate times it to the most passes
+            return 1e-4 * math.exp(jitter.gauss(0, 0.5))
+        return 1e-4 * (1 + 0.01 * jitter.random()) * (1.5 if label == "slower" else 1.0)
+
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), seconds, side_by_side)
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "slower", "noisy")]
+    screen = stages.Stopping(0.10, max_passes=12)
+    timed = side_by_side.measured(versions, 1, lambda workers: [Key("numpy_lean", "cpu", 1000)], QUICK, 1, screen,
+                                  lambda text: None)
+    (outcome,) = timed.outcomes
+    # Timed 12 times for the noisy copy's sake; the slower one's gate stopped it, decided, at the fewest passes, and
+    # with nothing left open for it the slower copy's worker is started no more.
+    assert timed.gate_passes == {("slower", outcome.key): stages.MIN_PASSES, ("noisy", outcome.key): 12}
+    assert len(outcome.log_ratios["slower"]) == stages.MIN_PASSES and len(outcome.log_ratios["noisy"]) == 12
+    assert [labels for labels, _ in started] == ([["baseline", "slower", "noisy"]] * stages.MIN_PASSES
+                                                 + [["baseline", "noisy"]] * (12 - stages.MIN_PASSES))
+    (row,) = timed.verdicts("slower", screen)
+    assert row["verdict"] == "regression" and row["passes"] == stages.MIN_PASSES
+    assert timed.verdicts("noisy", screen)[0]["passes"] == 12
+
+
+def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):
+    now = [0.0]
+    jitter = random.Random(11)
+    noisy = {"A": "numpy_lean", "B": "numpy_loop"}  # what each candidate cannot decide
+
+    def seconds(solver, label, index):
+        if solver == "numpy_loop":
+            now[0] += 1.0  # a round of numpy_loop takes a second on the gate's clock, numpy_lean's none
+        spread = 2.0 if noisy.get(label) == solver else 0.01  # so noisy that nothing is decided in 20 passes
+        return 1e-4 * math.exp(jitter.gauss(0, spread))
+
+    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"), seconds, side_by_side)
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "A", "B")]
+    keys = [Key("numpy_loop", "cpu", 1000), Key("numpy_lean", "cpu", 1000)]
+    # A pass's numpy_loop trial: 6 rounds on each of 3 versions, 18 s, of which a two-version gate would spend 12.
+    screen = stages.Stopping(0.10, min_passes=8, max_passes=20, budget_s=100)
+    passes = side_by_side.measured(versions, 1, lambda workers: keys, QUICK, 1, screen, lambda text: None).gate_passes
+    loop, lean = keys
+    # A decided numpy_loop in 8 passes (96 s), then timed only numpy_lean, which costs nothing: 20 passes.
+    assert passes["A", loop] == 8 and passes["A", lean] == 20
+    # B went on with numpy_loop: one pass more starts within its 100 s, none after.
+    assert passes["B", loop] == 9 and passes["B", lean] == 8
