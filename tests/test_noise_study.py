@@ -36,7 +36,7 @@ def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gate
 
     def caught(passes):
         draws = [[rng.gauss(math.log(1.1), spread) for _ in range(passes)] for _ in range(400)]
-        return sum(judged(values, 0.10, FALSE_ALARM_RATE / benchmarks)["verdict"] == "regression"
+        return sum(judged(values, 0.10, FALSE_ALARM_RATE / benchmarks).verdict == "regression"
                    for values in draws) / len(draws)
 
     assert 8 < needed < 16
@@ -48,7 +48,7 @@ def test_the_noise_study_counts_each_comparison_by_what_it_tests_and_takes_a_pas
     from perf.research.noise_study import pass_spreads, tallies
 
     values = [0.03, -0.05, 0.01, 0.06, -0.02, 0.0, 0.04, -0.07]
-    row = {**judged(values, 0.10, 0.05 / 36), "benchmark": "numpy_loop-cpu-n1000"}
+    row = {**judged(values, 0.10, 0.05 / 36).saved(), "benchmark": "numpy_loop-cpu-n1000"}
     flagged = {"verdict": "regression", "ratio": 1.2, "passes": 8}
     repeat = {"neighbour": True,
               "screening": {"A/A-1": {"numpy_loop-cpu-n1000": row, "tf1_callable-cpu-n1000": flagged},
@@ -94,7 +94,7 @@ def test_a_replay_with_the_screens_own_rule_gives_its_verdicts_back_and_a_smalle
     rows = {"a-cpu-n1": steady, "b-cpu-n1": noisy}
     repeat = {"neighbour": False, "factors": {"A/A-1": "", "x1.1": "*=1.1"},
               "values": {"A/A-1": rows, "x1.1": {"a-cpu-n1": slowed, "b-cpu-n1": noisy}}, "confirmation": {}}
-    repeat["screening"] = {label: {name: {**judged(values[:len(values) if name == "b-cpu-n1" else 8], 0.10, 0.05 / 2),
+    repeat["screening"] = {label: {name: {**judged(values[:len(values) if name == "b-cpu-n1" else 8], 0.10, 0.05 / 2).saved(),
                                           "benchmark": name} for name, values in by_name.items()}
                            for label, by_name in repeat["values"].items()}
     again = replayed([repeat], 8)  # the rule the rows were judged with

@@ -22,7 +22,7 @@ def test_confirmation_measures_each_version_only_on_its_own_flags_beside_the_bas
     lean = Key("numpy_lean", "cpu", 1000)
     found = side_by_side.confirmation(versions, 1, {"A": [lean], "B": []}, QUICK, stages.confirming(0.10), seed=3,
                                 progress=lambda text: None)
-    assert set(found) == {"A"} and set(found["A"]) == {lean.name} and found["A"][lean.name]["verdict"] == "regression"
+    assert set(found) == {"A"} and set(found["A"]) == {lean.name} and found["A"][lean.name].verdict == "regression"
     # B flagged nothing: it is not started; numpy_loop, flagged by nobody, is not measured.
     assert {tuple(labels) for labels, _ in started} <= {("baseline", "A"), ("A", "baseline")}
     assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_MIN_PASSES
@@ -50,8 +50,8 @@ def test_each_variant_timed_in_the_same_passes_is_judged_on_the_passes_its_own_g
     assert [labels for labels, _ in started] == ([["baseline", "slower", "noisy"]] * stages.MIN_PASSES
                                                  + [["baseline", "noisy"]] * (12 - stages.MIN_PASSES))
     (row,) = timed.verdicts("slower", screen)
-    assert row["verdict"] == "regression" and row["passes"] == stages.MIN_PASSES
-    assert timed.verdicts("noisy", screen)[0]["passes"] == 12
+    assert row.verdict == "regression" and row.passes == stages.MIN_PASSES
+    assert timed.verdicts("noisy", screen)[0].passes == 12
 
 
 def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_still_times(monkeypatch):

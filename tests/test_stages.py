@@ -10,16 +10,15 @@ from gate_fakes import QUICK, VERSIONS, cpu_only, fake_workers_for_every_version
 from perf.gate import stages
 from perf.gate.interleave import Outcome, Problem
 from perf.gate.stages import verdicts
-from perf.gate.verdict import failed
+from perf.gate.verdict import Row, failed
 from perf.measure import Key
 
 
 def test_problems_become_their_own_verdicts():
     outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem=Problem("error", "error on candidate: wrong answer: w = 1"))
-    assert verdicts([outcome], "candidate", stages.Stopping(0.1))[0]["verdict"] == "error"
-    assert failed([{"verdict": "error"}]) and failed([{"verdict": "missing"}])
-    assert not failed([{"verdict": "new"}, {"verdict": "inconclusive"}, {"verdict": "improvement"},
-                       {"verdict": "unconfirmed"}])
+    assert verdicts([outcome], "candidate", stages.Stopping(0.1))[0].verdict == "error"
+    assert failed([Row("error")]) and failed([Row("missing")])
+    assert not failed([Row("new"), Row("inconclusive"), Row("improvement"), Row("unconfirmed")])
 
 
 @pytest.fixture
@@ -50,7 +49,7 @@ def test_the_screen_stops_once_a_threshold_slowdown_is_ruled_out_for_every_bench
     screen = stages.Stopping(0.10)
     outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES and {outcome.key.solver for outcome in outcomes} == {"numpy_loop", "numpy_lean"}
-    assert all(row["verdict"] == "pass" for row in stages.verdicts(outcomes, "candidate", screen))
+    assert all(row.verdict == "pass" for row in stages.verdicts(outcomes, "candidate", screen))
 
 
 def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_stops(fake_passes):
@@ -69,7 +68,7 @@ def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_sto
     # the solvers of the benchmarks still measured.
     assert fake_passes.imported == [None] + [["numpy_lean", "numpy_loop"]] * 7 + [["numpy_lean"]] * 4
     assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [8] * 2 + [12] * 2
-    verdict = {row["benchmark"]: row["verdict"] for row in stages.verdicts(outcomes, "candidate", screen)}
+    verdict = {row.benchmark: row.verdict for row in stages.verdicts(outcomes, "candidate", screen)}
     assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
                        "numpy_lean-cpu-n1000": "inconclusive", "numpy_lean-cpu-n100000": "inconclusive"}
 
@@ -85,22 +84,22 @@ def test_a_regression_is_decided_in_the_fewest_passes_then_confirmed_alone(fake_
     outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES  # a clear regression is decided: it needs no more passes than a pass
     rows = stages.verdicts(outcomes, "candidate", screen)
-    verdict = {row["benchmark"]: row["verdict"] for row in rows}
+    verdict = {row.benchmark: row.verdict for row in rows}
     assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
                        "numpy_lean-cpu-n1000": "regression", "numpy_lean-cpu-n100000": "regression"}
     counted.clear()
     final = stages.confirmed(VERSIONS, 1, outcomes, rows, QUICK, 0.10, seed=2, progress=lambda text: None)
     assert len(counted) == stages.CONFIRMATION_MIN_PASSES
-    assert [row["verdict"] for row in final] == [row["verdict"] for row in rows]
-    assert all(row["why"].startswith("confirmed") for row in final if row["verdict"] == "regression")
+    assert [row.verdict for row in final] == [row.verdict for row in rows]
+    assert all(row.why.startswith("confirmed") for row in final if row.verdict == "regression")
 
 
 def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_passes):
     fake_passes(lambda solver, label, index: 1e-4)
     outcome = Outcome(Key("numpy_lean", "cpu", 1000), 100, 1, {"candidate": []})
-    rows = [{"benchmark": "numpy_lean-cpu-n1000", "verdict": "regression", "ratio": 1.3}]
+    rows = [Row("regression", "numpy_lean-cpu-n1000", ratio=1.3)]
     (row,) = stages.confirmed(VERSIONS, 1, [outcome], rows, QUICK, 0.10, seed=2, progress=lambda text: None)
-    assert row["verdict"] == "unconfirmed" and row["why"].startswith("regression in the screen, pass measured again")
+    assert row.verdict == "unconfirmed" and row.why.startswith("regression in the screen, pass measured again")
     assert not failed([row])
 
 
@@ -109,7 +108,7 @@ def test_confirmation_measures_only_the_flagged_benchmarks_beside_the_baseline(m
                                              lambda solver, label, index: 1e-4 * (1.5 if label == "candidate" else 1.0))
     lean = Key("numpy_lean", "cpu", 1000)
     found = stages.confirmation(VERSIONS, 1, [lean], QUICK, stages.confirming(0.10), seed=3, progress=lambda text: None)
-    assert set(found) == {lean.name} and found[lean.name]["verdict"] == "regression"
+    assert set(found) == {lean.name} and found[lean.name].verdict == "regression"
     # numpy_loop, not flagged, is neither imported nor measured.
     assert all(solvers == ["numpy_lean"] for _, solvers in started) and len(started) == stages.CONFIRMATION_MIN_PASSES
     assert stages.confirmation(VERSIONS, 1, [], QUICK, stages.confirming(0.10), seed=3) == {}

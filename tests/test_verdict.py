@@ -12,13 +12,13 @@ def test_a_verdict_needs_an_interval_clear_of_one_and_a_ratio_past_half_the_thre
         return judged([math.log(ratio) for ratio in ratios], 0.10, 0.05 / 36)
 
     slower = verdict_of(1.30, 1.25, 1.22, 1.27, 1.26, 1.24, 1.28, 1.25)
-    assert slower["verdict"] == "regression" and slower["passes"] == 8 and slower["low"] > 1
-    assert slower["coverage"] == pytest.approx(1 - 2 * 0.05 / 36)
-    assert verdict_of(0.70, 0.80, 0.75, 0.78, 0.77, 0.76, 0.79, 0.74)["verdict"] == "improvement"
+    assert slower.verdict == "regression" and slower.passes == 8 and slower.low > 1
+    assert slower.coverage == pytest.approx(1 - 2 * 0.05 / 36)
+    assert verdict_of(0.70, 0.80, 0.75, 0.78, 0.77, 0.76, 0.79, 0.74).verdict == "improvement"
     # Significantly slower, but by less than half the threshold: a 10% slowdown is ruled out.
-    assert verdict_of(1.02, 1.03, 1.02, 1.025, 1.03, 1.02, 1.025, 1.03)["verdict"] == "pass"
+    assert verdict_of(1.02, 1.03, 1.02, 1.025, 1.03, 1.02, 1.025, 1.03).verdict == "pass"
     noisy = verdict_of(1.30, 0.80, 1.25, 0.95, 1.10, 0.90, 1.20, 1.00)
-    assert noisy["verdict"] == "inconclusive" and noisy["detectable"] > 1.10 and "could have detected" in noisy["why"]
+    assert noisy.verdict == "inconclusive" and noisy.detectable > 1.10 and "could have detected" in noisy.why
 
 
 def test_a_threshold_slowdown_is_ruled_out_only_when_the_passes_agree():

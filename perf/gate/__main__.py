@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     if options.json:
         options.json.write_text(json.dumps({
             "baseline": baseline.description, "candidate": candidate.description, "threshold": options.threshold,
-            "seed": seed, "rows": rows,
+            "seed": seed, "rows": [row.saved() for row in rows],
             "onednn": {version.label: setting for version, setting in onednn_settings(baseline, candidate)},
             "passes": {outcome.key.name: outcome.log_ratios for outcome in outcomes},
         }, indent=1))

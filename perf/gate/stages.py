@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, replace
 
 from perf.gate.interleave import Outcome, benchmarks_of, listings, prepared_outcomes, run_pass, started_for_pass
-from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, judged
+from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, Row, judged
 
 # Every live benchmark's passes before any may stop. Few: the t interval at so few degrees of freedom is wide, so a
 # benchmark decided this soon is decided by a clear margin, and the trials the steady ones save go to the undecided
@@ -47,11 +47,11 @@ class Stopping:
     def alpha(self, live: int) -> float:
         return FALSE_ALARM_RATE / max(1, live) if self.per_run else FALSE_ALARM_RATE
 
-    def judged(self, values: list[float], live: int) -> dict:
+    def judged(self, values: list[float], live: int) -> Row:
         return judged(values, self.threshold, self.alpha(live))
 
     def decided(self, values: list[float], live: int) -> bool:
-        return len(values) >= self.min_passes and self.judged(values, live)["verdict"] != "inconclusive"
+        return len(values) >= self.min_passes and self.judged(values, live).verdict != "inconclusive"
 
     def keeps(self, values: list[float], pass_index: int, spent_s: float, benchmarks: int, live: int) -> bool:
         """Whether a gate that has spent spent_s on its passes of `benchmarks` times one with these values again."""
@@ -105,17 +105,12 @@ def screened(versions: list, threads: int, solvers: list[str] | None, devices: l
     return measured(versions, threads, chosen, profile, seed, stopping, progress)
 
 
-def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[dict]:
+def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Row]:
     """Each benchmark's verdict on the candidate, from its passes up to where stopping stops it."""
     live = sum(outcome.problem is None for outcome in outcomes)
-    rows = []
-    for outcome in outcomes:
-        row = {"benchmark": outcome.key.name, "steps": outcome.steps, "calls": outcome.calls}
-        if outcome.problem:
-            rows.append({**row, "verdict": outcome.problem.verdict, "why": outcome.problem.why})
-        else:
-            rows.append({**row, **stopping.judged(outcome.values(candidate), live)})
-    return rows
+    return [replace(Row(outcome.problem.verdict, why=outcome.problem.why) if outcome.problem
+                    else stopping.judged(outcome.values(candidate), live),
+                    benchmark=outcome.key.name, steps=outcome.steps, calls=outcome.calls) for outcome in outcomes]
 
 
 def confirming(threshold: float) -> Stopping:
@@ -133,27 +128,27 @@ def confirmation(versions: list, threads: int, keys: list, profile, stopping: St
         return {}
     again = measured(versions, threads, lambda workers: keys, profile, seed, stopping,
                      lambda text: progress(f"confirmation {text}"), sorted({key.solver for key in keys}))
-    return {row["benchmark"]: row for row in verdicts(again, versions[-1].label, stopping)}
+    return {row.benchmark: row for row in verdicts(again, versions[-1].label, stopping)}
 
 
-def flagged_keys(outcomes: list[Outcome], rows: list[dict]) -> list:
-    return [outcome.key for outcome, row in zip(outcomes, rows) if row["verdict"] in ("regression", "error")]
+def flagged_keys(outcomes: list[Outcome], rows: list[Row]) -> list:
+    return [outcome.key for outcome, row in zip(outcomes, rows) if row.verdict in ("regression", "error")]
 
 
-def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[dict], profile, threshold: float,
-              seed: int, progress=print) -> list[dict]:
+def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[Row], profile, threshold: float,
+              seed: int, progress=print) -> list[Row]:
     """rows with each flagged benchmark measured again alone (confirmation): confirmed, it keeps its verdict;
     unconfirmed, it is reported as such and does not fail."""
     second = confirmation(versions, threads, flagged_keys(outcomes, rows), profile, confirming(threshold), seed,
                           progress)
     final = []
     for row in rows:
-        if (check := second.get(row["benchmark"])) is None:
+        if (check := second.get(row.benchmark)) is None:
             final.append(row)
-        elif check["verdict"] == row["verdict"]:
-            final.append({**check, "screening": row, "why": f"confirmed: {row.get('why') or 'flagged again, alone'}"})
+        elif check.verdict == row.verdict:
+            final.append(replace(check, screening=row, why=f"confirmed: {row.why or 'flagged again, alone'}"))
         else:
-            final.append({**row, "verdict": "unconfirmed", "confirmation": check,
-                          "why": f"{row['verdict']} in the screen, {check['verdict']} measured again alone"
-                                 + (f" ({row['why']})" if row.get("why") else "")})
+            final.append(replace(row, verdict="unconfirmed", confirmation=check,
+                                 why=f"{row.verdict} in the screen, {check.verdict} measured again alone"
+                                     + (f" ({row.why})" if row.why else "")))
     return final

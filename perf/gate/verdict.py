@@ -18,6 +18,7 @@ not the round, is the unit, so the interval holds whatever a process carries for
 import math
 import os
 import statistics
+from dataclasses import asdict, dataclass
 from functools import cache
 
 from perf.measure.environment import onednn_setting
@@ -55,25 +56,50 @@ def ruled_out(values: list[float], threshold: float) -> bool:
     return mean + t_quantile(1 - RULED_OUT, len(values)) * error < math.log1p(threshold)
 
 
-def judged(values: list[float], threshold: float, alpha: float) -> dict:
+@dataclass(frozen=True)
+class Row:
+    """A benchmark's verdict, as the gate reports and saves it. The ratio and its interval (at coverage) where it was
+    judged on passes; detectable where INCONCLUSIVE; screening (a confirmed flag) or confirmation (an unconfirmed one)
+    where it was measured again alone."""
+
+    verdict: str
+    benchmark: str = ""
+    why: str = ""
+    passes: int | None = None  # none where a problem left nothing to judge
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    coverage: float | None = None
+    detectable: float | None = None
+    steps: int = 0
+    calls: int = 1
+    screening: "Row | None" = None
+    confirmation: "Row | None" = None
+
+    def saved(self) -> dict:
+        """As the gate's --json and the noise study write it: the fields that hold something."""
+        return {name: value for name, value in asdict(self).items() if value not in (None, "")}
+
+
+def judged(values: list[float], threshold: float, alpha: float) -> Row:
     """The verdict on per-pass log ratios, its interval two-sided at 1 − 2·alpha."""
     passes = len(values)
     if passes < 2:
-        return {"verdict": "inconclusive", "passes": passes, "why": "fewer than two passes"}
+        return Row("inconclusive", passes=passes, why="fewer than two passes")
     mean, error = mean_and_error(values)
     reach = t_quantile(1 - alpha, passes) * error
     low, high, half = mean - reach, mean + reach, math.log1p(threshold / 2)
-    row = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
-           "passes": passes}
+    interval = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
+                "passes": passes}
     if low > 0 and mean > half:
-        return {**row, "verdict": "regression"}
+        return Row("regression", **interval)
     if high < 0 and mean < -half:
-        return {**row, "verdict": "improvement"}
+        return Row("improvement", **interval)
     if ruled_out(values, threshold):
-        return {**row, "verdict": "pass"}
+        return Row("pass", **interval)
     detectable = math.exp(max(half, reach) + t_quantile(POWER, passes) * error)
-    return {**row, "verdict": "inconclusive", "detectable": detectable,
-            "why": f"a slowdown of {threshold:.0%} is not ruled out; this run could have detected {detectable:.2f}x"}
+    return Row("inconclusive", **interval, detectable=detectable,
+               why=f"a slowdown of {threshold:.0%} is not ruled out; this run could have detected {detectable:.2f}x")
 
 
 def onednn_settings(*versions) -> list[tuple]:
@@ -81,12 +107,12 @@ def onednn_settings(*versions) -> list[tuple]:
     return [(version, onednn_setting({**os.environ, **dict(version.env)})) for version in versions]
 
 
-def failed(rows: list[dict]) -> bool:
-    return any(row["verdict"] in FAILING for row in rows)
+def failed(rows: list[Row]) -> bool:
+    return any(row.verdict in FAILING for row in rows)
 
 
-def format_report(rows: list[dict], baseline, candidate, threshold: float, seed: int, confirmed: bool) -> str:
-    coverages = sorted({f"{row['coverage']:.2%}" for row in rows if "coverage" in row})
+def format_report(rows: list[Row], baseline, candidate, threshold: float, seed: int, confirmed: bool) -> str:
+    coverages = sorted({f"{row.coverage:.2%}" for row in rows if row.coverage})
     lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}; seed {seed}",
              f"  per benchmark: the mean over passes (fresh processes each) of the median log ratio of its paired "
              f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
@@ -94,20 +120,19 @@ def format_report(rows: list[dict], baseline, candidate, threshold: float, seed:
              f"slowdown ruled out at {1 - RULED_OUT:.1%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
              f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
              "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))]
-    width = max((len(row["benchmark"]) for row in rows), default=10)
+    width = max((len(row.benchmark) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
                  f"{'steps × calls':>13}")
     for row in rows:
-        if "ratio" in row:
-            interval = f"[{row['low']:.3f}, {row['high']:.3f}]"
-            cells = f"{row['ratio']:>7.3f}  {interval:<17} {row['passes']:>6}  {row['steps']:>6} × {row['calls']:<5}"
+        if row.ratio:
+            interval = f"[{row.low:.3f}, {row.high:.3f}]"
+            cells = f"{row.ratio:>7.3f}  {interval:<17} {row.passes:>6}  {row.steps:>6} × {row.calls:<5}"
         else:
             cells = f"{'-':>7}  {'':<17} {'':>6}  {'':>13}"
-        lines.append(f"  {row['benchmark']:<{width}}  {row['verdict'].upper():<12} {cells}"
-                     + (f"  ({row['why']})" if row.get("why") else ""))
+        lines.append(f"  {row.benchmark:<{width}}  {row.verdict.upper():<12} {cells}" + (f"  ({row.why})" if row.why else ""))
     counts = {}
     for row in rows:
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
     summary = ", ".join(f"{count} {name}" for name, count in counts.items())
     lines.append(f"gate {'FAILED' if failed(rows) else 'passed'}: {summary or 'nothing to compare'}")
     return "\n".join(lines)

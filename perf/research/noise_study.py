@@ -131,7 +131,9 @@ def record(repeat: int, out: Path, options) -> Path:
             confirmation = side_by_side.confirmation(versions, options.threads, flagged, profile,
                                                      stages.confirming(options.threshold), options.seed + 1000 + repeat,
                                                      say)
-            screening = {label: {row["benchmark"]: row for row in rows} for label, rows in screening.items()}
+            screening = {label: {row.benchmark: row.saved() for row in rows} for label, rows in screening.items()}
+            confirmation = {label: {name: row.saved() for name, row in rows.items()}
+                            for label, rows in confirmation.items()}
     path = out / f"repeat-{repeat:02d}.json"
     # Every pass's value, also those past where the gate would have stopped a variant: the spreads come from them.
     values = {label: {outcome.key.name: [value for *_, value in outcome.log_ratios[label]] for outcome in outcomes
@@ -153,7 +155,7 @@ def true_factors(out: Path, options) -> Path:
             outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
                                        options.seed, each, lambda text: print(f"  {name}: {text}", flush=True),
                                        list(slowed))
-            found[version.label] = {row["benchmark"]: row for row in stages.verdicts(outcomes, version.label, each)}
+            found[version.label] = {row.benchmark: row.saved() for row in stages.verdicts(outcomes, version.label, each)}
     target = out / "true-factors.json"
     target.write_text(json.dumps(found, indent=1))
     return target
@@ -243,7 +245,7 @@ def replayed(repeats: list[dict], min_passes: int, threshold: float = DEFAULT_TH
         live = len(repeat["values"][label])
         stop = next((passes for passes in range(min_passes, row["passes"] + 1) if rule.decided(values[:passes], live)),
                     row["passes"])
-        verdict = rule.judged(values[:stop], live)["verdict"]
+        verdict = rule.judged(values[:stop], live).verdict
         tally = found.setdefault(kind, [0] * 7)
         for index, hit in enumerate((True, verdict == "regression", verdict == "improvement",
                                      verdict == "inconclusive", verdict != row["verdict"])):
@@ -270,7 +272,7 @@ def drawn_verdict(rng: random.Random, pool: list[float], shift: float, stopping:
     values = []
     while stopping.keeps(values, len(values), 0.0, 1, live):
         values.append(rng.choice(pool) + shift)
-    return stopping.judged(values, live)["verdict"], len(values)
+    return stopping.judged(values, live).verdict, len(values)
 
 
 def exchangeable_pools(repeats: list[dict]) -> dict:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from perf.gate import stages
 from perf.gate.interleave import Outcome, prepared_outcomes, run_pass, started_for_pass
+from perf.gate.verdict import Row
 
 
 @dataclass
@@ -28,7 +29,7 @@ class SideBySide:
             :self.gate_passes.get((label, outcome.key))]}) if outcome.problem is None else outcome
                 for outcome in self.outcomes]
 
-    def verdicts(self, label: str, stopping: stages.Stopping) -> list[dict]:
+    def verdicts(self, label: str, stopping: stages.Stopping) -> list[Row]:
         return stages.verdicts(self.as_its_gate_saw(label), label, stopping)
 
 
@@ -96,6 +97,6 @@ def confirmation(versions: list, threads: int, flagged: dict, profile, stopping:
     found = {}
     for version in confirming[1:]:
         names = {key.name for key in flagged[version.label]}
-        found[version.label] = {row["benchmark"]: row for row in again.verdicts(version.label, stopping)
-                                if row["benchmark"] in names}
+        found[version.label] = {row.benchmark: row for row in again.verdicts(version.label, stopping)
+                                if row.benchmark in names}
     return found
