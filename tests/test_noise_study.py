@@ -1,6 +1,7 @@
 """The research tools' noise study (perf/research/noise_study.py) and its noisy neighbour: how they count, replay and
 resample the gate's passes."""
 
+import json
 import math
 import os
 import random
@@ -141,3 +142,25 @@ def test_a_slowdown_of_the_threshold_is_seldom_passed_where_the_passes_scatter_w
     found = resampled([repeat], 30, seed=5)["quiet"]  # 36 benchmarks: the gate's level for each is CI's
     outcomes = Counter(outcome for factors in found.values() for outcome, _ in factors[1.1])
     assert outcomes["pass"] / outcomes.total() < 0.02 and outcomes["confirmed"] / outcomes.total() > 0.95
+
+
+@pytest.mark.e2e
+def test_the_noise_study_records_a_repeat_on_real_workers_then_analyzes_replays_and_resamples_it(tmp_path, capsys):
+    from perf.research.noise_study import main
+
+    # An identical copy and a copy slowed 4x, far beyond any noise: the copy must be flagged and confirmed, the
+    # identical one's passes kept for the spreads, and every later action must read what record wrote.
+    out = ["--out", str(tmp_path)]
+    assert main(["record", *out, "--solvers", "numpy_lean", "--identical", "1", "--slowdowns", "4", "--passes", "3",
+                 "--seed", "3"]) == 0
+    repeat = json.loads((tmp_path / "repeat-00.json").read_text())
+    slowed = repeat["screening"]["x4"]
+    assert set(slowed) == {"numpy_lean-cpu-n1000", "numpy_lean-cpu-n100000"}
+    assert all(row["verdict"] == "regression" and row["passes"] == 3 for row in slowed.values())
+    assert all(row["verdict"] == "regression" for row in repeat["confirmation"]["x4"].values())
+    assert all(len(values) == 3 for values in repeat["values"]["A/A-1"].values())
+    assert "slowed 4x, quiet: 2 / 2 of 2" in capsys.readouterr().out
+    assert main(["replay", *out, "--min-passes", "2"]) == 0
+    assert "replayed with 2 passes before a benchmark may stop" in capsys.readouterr().out
+    assert main(["resample", *out, "--draws", "5"]) == 0
+    assert "resampled: 5 comparisons of each benchmark" in capsys.readouterr().out

@@ -1,13 +1,13 @@
 """Noise study of the gate: its false alarms on identical versions, and how often it catches real slowdowns.
 
-    python -m perf.research.noise_study --repeats 3 --out .noise-study               # control, copies, slowed copies
-    python -m perf.research.noise_study --repeats 1 --out .noise-study --neighbour   # the same under a noisy neighbour
-    python -m perf.research.noise_study --repeats 2 --out .noise-study --code-regressions --slowdowns 1.1
-    python -m perf.research.noise_study --out .noise-study --slowdowns 1.1 --slowed-groups 3   # a third slowed at a time
-    python -m perf.research.noise_study --true-factors --out .noise-study            # what the code regressions cost
-    python -m perf.research.noise_study --out .noise-study --analyze-only            # re-read the saved repeats
-    python -m perf.research.noise_study --out .noise-study --replay-min-passes 5     # their passes, another stopping
-    python -m perf.research.noise_study --out .noise-study --resample 1000           # their noise, many comparisons
+    python -m perf.research.noise_study record --repeats 3 --out .noise-study        # control, copies, slowed copies
+    python -m perf.research.noise_study record --out .noise-study --neighbour        # the same beside a noisy neighbour
+    python -m perf.research.noise_study record --repeats 2 --code-regressions --slowdowns 1.1
+    python -m perf.research.noise_study record --slowdowns 1.1 --slowed-groups 3     # a third slowed at a time
+    python -m perf.research.noise_study true-factors --out .noise-study              # what the code regressions cost
+    python -m perf.research.noise_study analyze --out .noise-study                   # re-read the saved repeats
+    python -m perf.research.noise_study replay --min-passes 5 --out .noise-study     # their passes, another stopping
+    python -m perf.research.noise_study resample --draws 1000 --out .noise-study     # their noise, many comparisons
 
 Each repeat times, in the same passes as the gate times its two versions (perf/gate/interleave.py),
 a control and variants of this working tree: identical copies (A/A), copies whose every timed call
@@ -25,6 +25,7 @@ bounded load runs on the other CPU all through the repeat (perf/research/neighbo
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import subprocess
@@ -146,12 +147,12 @@ def record(repeat: int, out: Path, options) -> Path:
 
 
 def true_factors(out: Path, options) -> Path:
-    """Each code regression against the control on the solvers it slows, in TRUE_FACTOR_PASSES passes."""
+    """Each code regression against the control on the solvers it slows, in options.passes passes."""
     profile, found = PROFILES[options.profile], {}
     for name, path, old, new, slowed in CODE_REGRESSIONS:
         with code_regression(name, path, old, new) as version:
             control = Version(CONTROL, "the working tree", ROOT, sys.executable)
-            each = stages.fixed(stages.Stopping(options.threshold, per_run=False), TRUE_FACTOR_PASSES)
+            each = stages.fixed(stages.Stopping(options.threshold, per_run=False), options.passes)
             outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
                                        options.seed, each, lambda text: print(f"  {name}: {text}", flush=True),
                                        list(slowed))
@@ -380,62 +381,74 @@ def analyze(out: Path) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.research.noise_study", description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path(".noise-study"))
-    parser.add_argument("--analyze-only", action="store_true", help="only read the repeats already in --out")
-    parser.add_argument("--replay-min-passes", type=int, metavar="N",
-                        help="only judge the repeats in --out again on their passes, N before a benchmark may stop")
-    parser.add_argument("--resample", type=int, metavar="DRAWS",
-                        help="only judge DRAWS comparisons of each benchmark, on passes drawn from its identical "
-                             "copies' recorded passes in --out and its folders, as they are and slowed by the threshold")
-    parser.add_argument("--true-factors", action="store_true", help="measure what each code regression costs")
-    parser.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
-    parser.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f), default=SLOWDOWNS,
-                        help="factors of the slowed copies, comma-separated (default: 1.05,1.1,1.25; '' for none)")
-    parser.add_argument("--slowed-groups", type=int, default=1, metavar="K",
-                        help="a slowed copy per factor and group of the solvers, each slowing one of K groups "
-                             "(default: 1, every solver at once)")
-    parser.add_argument("--code-regressions", action="store_true", help="add the real code regressions, in worktrees")
-    parser.add_argument("--neighbour", action="store_true", help="a bounded load on the other CPU all through")
-    parser.add_argument("--passes", type=int, help="exactly this many screening passes (default: the gate's rule: "
-                        f"{stages.MIN_PASSES}, then more for the undecided while the budget lasts)")
-    parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
-                        help="the screening budget of each variant's own gate, which times two versions: a pass of n "
-                             "versions counts 2/n of its time to each (default: %(default)s)")
-    parser.add_argument("--solvers", help="comma-separated solver names (default: all)")
-    parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
-    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
-    parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS)
-    parser.add_argument("--seed", type=int, default=20261201)
-    parser.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
-    options = parser.parse_args(argv)
-    if options.slowed_groups < 1:
-        parser.error("--slowed-groups must be at least 1")
-    import os
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    saved = argparse.ArgumentParser(add_help=False)
+    saved.add_argument("--out", type=Path, default=Path(".noise-study"), help="the repeats' folder (default: %(default)s)")
+    saved.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    timed = argparse.ArgumentParser(add_help=False)
+    timed.add_argument("--solvers", help="comma-separated solver names (default: all)")
+    timed.add_argument("--profile", default="quick", choices=sorted(PROFILES))
+    timed.add_argument("--threads", type=threads_argument, default=GATE_THREADS)
+    timed.add_argument("--seed", type=int, default=20261201)
+    timed.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
 
-    options.cpu = options.cpu or os.environ.get(CPU_VARIABLE) or str(max(os.sched_getaffinity(0)))
-    os.environ[CPU_VARIABLE] = options.cpu
-    options.out.mkdir(parents=True, exist_ok=True)
-    if options.true_factors:
+    record_action = actions.add_parser("record", parents=[saved, timed], help="time repeats of the control and its "
+                                       "variants, add them to --out, then analyze them all")
+    record_action.add_argument("--repeats", type=int, default=1)
+    record_action.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
+    record_action.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f),
+                               default=SLOWDOWNS, help="factors of the slowed copies, comma-separated (default: "
+                                                       "1.05,1.1,1.25; '' for none)")
+    record_action.add_argument("--slowed-groups", type=int, default=1, metavar="K",
+                               help="a slowed copy per factor and group of the solvers, each slowing one of K groups "
+                                    "(default: 1, every solver at once)")
+    record_action.add_argument("--code-regressions", action="store_true", help="add the real code regressions, in "
+                                                                               "worktrees")
+    record_action.add_argument("--neighbour", action="store_true", help="a bounded load on the other CPU all through")
+    record_action.add_argument("--passes", type=int, help="exactly this many screening passes (default: the gate's "
+                               f"rule: {stages.MIN_PASSES}, then more for the undecided while the budget lasts)")
+    record_action.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
+                               help="the screening budget of each variant's own gate, which times two versions: a "
+                                    "pass of n versions counts 2/n of its time to each (default: %(default)s)")
+    true_action = actions.add_parser("true-factors", parents=[saved, timed],
+                                     help="what each code regression costs, measured alone against the control")
+    true_action.add_argument("--passes", type=int, default=TRUE_FACTOR_PASSES, help="(default: %(default)s)")
+    actions.add_parser("analyze", parents=[saved], help="the repeats in --out, counted and summarised")
+    replay_action = actions.add_parser("replay", parents=[saved], help="the repeats in --out judged again on their "
+                                       "passes, with another count of passes before a benchmark may stop")
+    replay_action.add_argument("--min-passes", type=int, required=True, metavar="N")
+    resample_action = actions.add_parser("resample", parents=[saved], help="DRAWS comparisons of each benchmark, on "
+                                         "passes drawn from its identical copies' recorded passes in --out and its "
+                                         "folders, as they are and slowed by the threshold")
+    resample_action.add_argument("--draws", type=int, default=1000)
+    resample_action.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args(argv)
+    if options.action == "record" and options.slowed_groups < 1:
+        parser.error("--slowed-groups must be at least 1")
+    if options.action in ("record", "true-factors"):
+        options.cpu = options.cpu or os.environ.get(CPU_VARIABLE) or str(max(os.sched_getaffinity(0)))
+        os.environ[CPU_VARIABLE] = options.cpu
+        options.out.mkdir(parents=True, exist_ok=True)
+    if options.action == "true-factors":
         print(f"true factors -> {true_factors(options.out, options)}")
-    elif not (options.analyze_only or options.replay_min_passes or options.resample):
+        return 0
+    if options.action == "record":
         start = len(list(options.out.glob("repeat-*.json")))  # more repeats add to the ones already there
         for repeat in range(start, start + options.repeats):
             print(f"repeat {repeat + 1 - start}/{options.repeats} -> {record(repeat, options.out, options)}", flush=True)
     # The resampling draws on the noise of every repeat kept there, in its folders too, whatever rule it ran with.
-    pattern = "**/repeat-*.json" if options.resample else "repeat-*.json"
+    pattern = "**/repeat-*.json" if options.action == "resample" else "repeat-*.json"
     if not list(options.out.glob(pattern)) and not (options.out / "true-factors.json").exists():
-        print(f"no repeats in {options.out}", file=sys.stderr)
+        print(f"noise study: no repeats in {options.out}", file=sys.stderr)
         return 2
-    if options.replay_min_passes:
-        found = replayed(saved_repeats(options.out), options.replay_min_passes, options.threshold)
-        print(format_replay(found, options.replay_min_passes))
-        return 0
-    if options.resample:
-        found = resampled(saved_repeats(options.out, pattern), options.resample, options.threshold, options.seed)
-        print(format_resampled(found, options.resample, options.threshold))
-        return 0
-    print(analyze(options.out))
+    if options.action == "replay":
+        print(format_replay(replayed(saved_repeats(options.out), options.min_passes, options.threshold),
+                            options.min_passes))
+    elif options.action == "resample":
+        found = resampled(saved_repeats(options.out, pattern), options.draws, options.threshold, options.seed)
+        print(format_resampled(found, options.draws, options.threshold))
+    else:
+        print(analyze(options.out))
     return 0
 
 
