@@ -3,6 +3,7 @@
 from perf.report import analysis, studies
 from perf.report.analysis import REFERENCE_SOLVER
 from perf.report.runs import Run
+from perf.report.statistics import overlapping
 from perf.report.tables import (DECOMPOSITION_HEADER, DECOMPOSITION_NOTE, decomposition_cells, interval_caption,
                                 markdown, number, with_interval)
 
@@ -93,7 +94,7 @@ def agreement_section(runs: list[Run], letters: str) -> list[str]:
         if not all(intervals):
             continue
         spread = max(i.value for i in intervals) / min(i.value for i in intervals)
-        overlap = max(i.low for i in intervals) <= min(i.high for i in intervals)
+        overlap = overlapping(*intervals)
         cells.append([f"`{key.solver}`", key.device, f"{key.n:,}"] + [with_interval(i) for i in intervals]
                      + [f"{spread:.3f}", "yes" if overlap else "**no**"])
     if not cells:

@@ -76,6 +76,12 @@ def sweep_plot(rows, out: Path, prefix: str) -> list[tuple[str, Path]]:
     return [("total time vs steps", path)]
 
 
+def with_intervals(axes, xs, intervals, **style) -> None:
+    """Points with their intervals as error bars."""
+    axes.errorbar(xs, [i.value for i in intervals], yerr=[[i.value - i.low for i in intervals],
+                                                        [i.high - i.value for i in intervals]], **style)
+
+
 def palette(count: int) -> list:
     from matplotlib import colormaps
 
@@ -99,9 +105,8 @@ def history_plots(found, out: Path) -> list[tuple[str, Path]]:
             for index, trend in enumerate(trends):
                 axes = figure.add_subplot(rows, columns, index + 1)
                 shown = [(run, ratio) for run, ratio in zip(runs, trend.ratios) if ratio]
-                values = np.array([ratio.value for _, ratio in shown])
-                errors = np.array([[ratio.value - ratio.low, ratio.high - ratio.value] for _, ratio in shown]).T
-                axes.errorbar([run for run, _ in shown], values, yerr=errors, fmt="o", markersize=3, linewidth=0.8)
+                with_intervals(axes, [run for run, _ in shown], [ratio for _, ratio in shown], fmt="o", markersize=3,
+                               linewidth=0.8)
                 for change in trend.changes:
                     axes.axvline(series.points.index(change.after) + 0.5, color="tab:red", linestyle="--", linewidth=1)
                 axes.set_title(f"{trend.key.solver} ({trend.key.device})", fontsize="small")
@@ -111,4 +116,30 @@ def history_plots(found, out: Path) -> list[tuple[str, Path]]:
             path = out / f"history-{number}-n{n}.png"
             figure.savefig(path, dpi=110)
             written.append((f"series {number}, n = {n:,}", path))
+    return written
+
+
+def release_plots(found: dict, labels: list[str], out: Path) -> list[Path]:
+    """The release study's (perf/research/releases.py): per size, the parts of a step by release and each benchmark
+    × the first release, with their intervals; the PNG paths."""
+    written = []
+    for n, by_label in found.items():
+        figure = canvas((13, 5.5))
+        panels = ((f"the parts of a {analysis.WHOLE_STEP} step, µs per step", "parts", lambda cell: cell),
+                  (f"each benchmark × {labels[0]} (rounds paired in turn)", "benchmarks", lambda cell: cell["to_first"]))
+        for index, (title, kind, interval_of) in enumerate(panels):
+            axes = figure.add_subplot(1, 2, index + 1)
+            for name in by_label[labels[0]][kind]:
+                xs, intervals = zip(*[(x, interval_of(cell)) for x, label in enumerate(labels)
+                                      if (cell := by_label[label][kind].get(name)) and interval_of(cell)])
+                with_intervals(axes, xs, intervals, marker="o", capsize=2, linewidth=0.8, label=name)
+            axes.set_xticks(range(len(labels)), [label.removeprefix("TF ") for label in labels], rotation=45,
+                            fontsize="small")
+            axes.set_title(f"{title}, n = {n:,}", fontsize="medium")
+            axes.axhline(0.0 if kind == "parts" else 1.0, color="grey", linewidth=0.5)
+            if axes.get_legend_handles_labels()[0]:
+                axes.legend(fontsize="x-small", ncols=2)
+        path = out / f"by-release-n{n}.png"
+        figure.savefig(path, dpi=110)
+        written.append(path)
     return written

@@ -29,6 +29,11 @@ class Interval(NamedTuple):
         return Interval(self.value * factor, self.low * factor, self.high * factor, self.coverage)
 
 
+def overlapping(*intervals: Interval) -> bool:
+    """Whether the intervals share a value: runs that agree within their intervals."""
+    return max(interval.low for interval in intervals) <= min(interval.high for interval in intervals)
+
+
 def median_interval(values, confidence: float = CONFIDENCE) -> Interval:
     """The median of values, between two of them: the closest pair of order statistics that covers the true
     median with at least confidence, or, where even all the values cannot (fewer than five), their range.

@@ -37,6 +37,7 @@ from perf.measure.worker import ROOT
 from perf.report import analysis
 from perf.report.compare import CONFIDENCE, DEFAULT_THRESHOLD, compared
 from perf.report.rows import rows_of, trial_ratios
+from perf.report.statistics import overlapping
 from perf.research.neighbour import noisy_neighbour
 from perf.research.seed_programs import STEPS
 
@@ -137,7 +138,7 @@ def agreement(runs) -> dict:
         for key in set(first) & set(second):
             a, b = first[key].ratio, second[key].ratio
             if a and b and not first[key].is_timing_reference:
-                overlaps.append(a.low <= b.high and b.low <= a.high)
+                overlaps.append(overlapping(a, b))
     spread = {}
     for solver in STEADY:
         values = [row[Key(solver, "cpu", 1000)].ratio.value for row in rows if Key(solver, "cpu", 1000) in row]

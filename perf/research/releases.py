@@ -36,7 +36,8 @@ from perf.measure.worker import WorkerStopped
 from perf.research import side_by_side
 from perf.report.analysis import (OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP,
                                   remainder_terms, signed_terms)
-from perf.report.statistics import Interval, t_interval
+from perf.report.plots import release_plots
+from perf.report.statistics import Interval, overlapping, t_interval
 from perf.report.tables import markdown, number, with_interval
 
 PART_SOLVERS = sorted({name for _, *names in STEP_PARTS + OTHER_WAY_ROUND for name in names if name})
@@ -153,32 +154,9 @@ def rendered(found: dict, labels: list[str], header: list[str]) -> str:
 def plotted(found: dict, labels: list[str], out: Path) -> list[Path]:
     """The parts by release and each benchmark by release, a PNG per size; none without matplotlib."""
     try:
-        from perf.report.plots import canvas
-    except ImportError:
+        return release_plots(found, labels, out)
+    except ModuleNotFoundError:  # matplotlib: the plot extra
         return []
-    written = []
-    for n, by_label in found.items():
-        figure = canvas((13, 5.5))
-        panels = ((f"the parts of a {WHOLE_STEP} step, µs per step", "parts", lambda cell: cell),
-                  (f"each benchmark × {labels[0]} (rounds paired in turn)", "benchmarks", lambda cell: cell["to_first"]))
-        for index, (title, kind, interval_of) in enumerate(panels):
-            axes = figure.add_subplot(1, 2, index + 1)
-            for name in by_label[labels[0]][kind]:
-                values = [(x, interval_of(cell)) for x, label in enumerate(labels)
-                          if (cell := by_label[label][kind].get(name)) and interval_of(cell)]
-                xs, intervals = zip(*values)
-                axes.errorbar(xs, [i.value for i in intervals], marker="o", capsize=2, linewidth=0.8, label=name,
-                              yerr=[[i.value - i.low for i in intervals], [i.high - i.value for i in intervals]])
-            axes.set_xticks(range(len(labels)), [label.removeprefix("TF ") for label in labels], rotation=45,
-                            fontsize="small")
-            axes.set_title(f"{title}, n = {n:,}", fontsize="medium")
-            axes.axhline(0.0 if kind == "parts" else 1.0, color="grey", linewidth=0.5)
-            if axes.get_legend_handles_labels()[0]:
-                axes.legend(fontsize="x-small", ncols=2)
-        path = out / f"by-release-n{n}.png"
-        figure.savefig(path, dpi=110)
-        written.append(path)
-    return written
 
 
 def read_back(folder: Path) -> tuple[dict, list[str]]:
@@ -206,15 +184,15 @@ def agreement(first: Path, second: Path) -> str:
                ("benchmarks", "benchmark", f"× {labels[0]}", lambda cell: cell["to_first"]))
     for kind, noun, unit, interval_of in figures:
         for n, by_label in found.items():
-            rows, overlapping = [], 0
+            rows, agreeing = [], 0
             for label in labels[1:] if kind == "benchmarks" else labels:
                 for name in by_label[labels[0]][kind]:
                     cells = (by_label[label][kind].get(name), again.get(n, {}).get(label, {}).get(kind, {}).get(name))
                     one, other = (interval_of(cell) if cell else None for cell in cells)
-                    overlap = bool(one and other and one.low <= other.high and other.low <= one.high)
-                    overlapping += overlap
+                    overlap = bool(one and other and overlapping(one, other))
+                    agreeing += overlap
                     rows.append([label, name, with_interval(one), with_interval(other), "yes" if overlap else "**no**"])
-            lines += [f"## {unit}, each {noun}, n = {n:,}: {overlapping} of {len(rows)} overlap", ""]
+            lines += [f"## {unit}, each {noun}, n = {n:,}: {agreeing} of {len(rows)} overlap", ""]
             lines += markdown(["version", noun, "first run", "second run", "overlap"], rows)
     return "\n".join(lines)
 
