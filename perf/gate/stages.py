@@ -91,7 +91,8 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers), profile)
             run_pass(workers, [baseline.label, candidate.label], active, pass_index, rng, starts)
         spent += time.perf_counter() - began
-        progress(f"pass {pass_index + 1}: {sum(outcome.problem is None for outcome in active)} benchmarks, "
+        timed = sum(outcome.problem is None for outcome in active)
+        progress(f"pass {pass_index + 1}: {timed} benchmark{'s' * (timed != 1)}, "
                  f"{time.perf_counter() - began:.0f} s, {spent:.0f} s in all")
     return outcomes
 

@@ -77,7 +77,8 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
                 spent[label] += (fixed_s + sum(trial_s.get(outcome.key, 0.0) for outcome in mine)) * 2 / len(present)
             for outcome in mine:
                 found.gate_passes[label, outcome.key] = found.gate_passes.get((label, outcome.key), 0) + 1
-        progress(f"pass {pass_index + 1}: {sum(outcome.problem is None for outcome in active)} benchmarks, "
+        timed = sum(outcome.problem is None for outcome in active)
+        progress(f"pass {pass_index + 1}: {timed} benchmark{'s' * (timed != 1)}, "
                  f"{time.perf_counter() - began:.0f} s, " + ", ".join(f"{label} {spent_s:.0f} s"
                                                                      for label, spent_s in spent.items()))
     return found
