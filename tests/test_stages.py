@@ -73,6 +73,13 @@ def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_sto
                        "numpy_lean-cpu-n1000": "inconclusive", "numpy_lean-cpu-n100000": "inconclusive"}
 
 
+def test_named_solvers_are_all_the_first_pass_imports_and_all_it_times(fake_passes):
+    fake_passes(lambda solver, label, index: 1e-4)
+    outcomes = stages.screened(VERSIONS, 1, ["numpy_lean"], ["cpu"], QUICK, stages.Stopping(0.10), seed=1,
+                               progress=lambda text: None)
+    assert fake_passes.imported[0] == ["numpy_lean"] and {outcome.key.solver for outcome in outcomes} == {"numpy_lean"}
+
+
 def test_a_regression_is_decided_in_the_fewest_passes_then_confirmed_alone(fake_passes):
     jitter = random.Random(3)
 

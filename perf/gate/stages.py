@@ -103,7 +103,8 @@ def screened(versions: list, threads: int, solvers: list[str] | None, devices: l
     def chosen(workers):
         return benchmarks_of(listings(workers, solvers), solvers, devices, profile)
 
-    return measured(versions, threads, chosen, profile, seed, stopping, progress)
+    # The first pass's workers import only the named solvers: every package's import is seconds a pass.
+    return measured(versions, threads, chosen, profile, seed, stopping, progress, solvers)
 
 
 def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Row]:

@@ -125,7 +125,7 @@ def record(repeat: int, out: Path, options) -> Path:
         screen = stages.screening(options.threshold, options.budget, options.passes)
         with load:
             timed = side_by_side.measured(versions, options.threads, chosen(solvers, profile), profile,
-                                          options.seed + repeat, screen, say)
+                                          options.seed + repeat, screen, say, preload=solvers)
             outcomes = timed.outcomes
             screening = {label: timed.verdicts(label, screen) for label in labels[1:]}
             flagged = {label: stages.flagged_keys(outcomes, rows) for label, rows in screening.items()}

@@ -34,8 +34,9 @@ class SideBySide:
 
 
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopping: stages.Stopping, progress=print,
-             flagged: dict | None = None) -> SideBySide:
-    """Passes of fresh workers over the benchmarks (a function of the first pass's workers giving their Keys), each
+             flagged: dict | None = None, preload: list[str] | None = None) -> SideBySide:
+    """Passes of fresh workers over the benchmarks (a function of the first pass's workers, which import the solvers
+    in preload, default all, giving their Keys), each
     pass timing those that stopping keeps open for some candidate: every version but the first, each measured on its
     flagged benchmarks (label -> [Key]; default: all). A pass starts the first version and the candidates whose gates
     still time something. Each candidate's clock counts what its own gate would have spent: a pass's fixed cost and
@@ -59,9 +60,9 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
         active = list({id(outcome): outcome for mine in open_for.values() for outcome in mine}.values())
         if pass_index and not active:
             break
-        # The workers import the solvers they will time; the first pass's, every solver unless only flags are timed.
+        # The workers import the solvers they will time; the first pass's, the flagged ones' or preload.
         solvers = sorted({outcome.key.solver for outcome in active}) if pass_index else (
-            sorted({key.solver for keys in flagged.values() for key in keys}) if flagged else None)
+            sorted({key.solver for keys in flagged.values() for key in keys}) if flagged else preload)
         # A candidate whose gate has ended runs no pass: starting its worker and timing its trials would cost the
         # others' passes time and tell nothing.
         present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
