@@ -250,8 +250,8 @@ def test_a_studys_benchmark_whose_ops_ran_on_another_device_fails_too(run_fssgd,
 @pytest.mark.tensorflow
 def test_every_saved_benchmark_records_where_its_float_ops_ran(run_fssgd, pytester):
     result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
-                      "--benchmark-json", "run.json", "--benchmark-min-time=0")
-    result.assert_outcomes(passed=6)
+                       "-k", "not n100000", "--benchmark-json", "run.json", "--benchmark-min-time=0")
+    result.assert_outcomes(passed=3)
     recorded = json.loads((pytester.path / "run.json").read_text())["benchmarks"]
     placements = {bench["name"]: bench["extra_info"]["placement"] for bench in recorded}
     assert all(isinstance(bench["extra_info"]["first_run_s"], float) for bench in recorded)
