@@ -23,3 +23,53 @@ def test_pytest_help_names_the_suites_own_options():
                             timeout=120)
     for option in ("--profile", "--threads", "--solvers", "--devices", "--fail-on-slower=PCT"):
         assert option in result.stdout
+
+
+class Parsed(Exception):
+    """Raised once a command's own parser accepted its arguments: nothing is run."""
+
+
+def documented_commands() -> list[str]:
+    """Every `python -m perf...` line in a code block of the README and the manual (docs/*.md), continuations joined
+    and comments dropped; those with a shell variable or a placeholder left out."""
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks = path.read_text().split("```")[1::2]
+        lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
+        found += [line.split(" #")[0].strip() for line in lines if line.strip().startswith("python -m perf.")
+                  and not any(mark in line for mark in ("$", "...", "…"))]
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("command", documented_commands())
+def test_each_documented_command_is_accepted_by_its_parser(command, monkeypatch):
+    import argparse
+    import importlib
+    import shlex
+
+    module, *argv = shlex.split(command)[2:]
+    depth = [0]
+
+    def stopping_after(parse):
+        def parsed(self, *args, **kwargs):  # a subcommand's parser is parsed inside the command's own
+            depth[0] += 1
+            try:
+                result = parse(self, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if not depth[0]:
+                raise Parsed(result)
+            return result
+        return parsed
+
+    for name in ("parse_args", "parse_known_args"):
+        monkeypatch.setattr(argparse.ArgumentParser, name, stopping_after(getattr(argparse.ArgumentParser, name)))
+    entry = importlib.import_module(module if module.count(".") > 1 else f"{module}.__main__")
+    with pytest.raises(Parsed):
+        entry.main(argv)
+
+
+def test_the_documented_commands_are_found():
+    commands = documented_commands()
+    assert "python -m perf.gate HEAD~1 HEAD" in commands and len(commands) > 10
+    assert any(command.startswith("python -m perf.research.noise_study record") for command in commands)
