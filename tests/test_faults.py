@@ -77,8 +77,8 @@ loop.prepare = prepare
 def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_fssgd, pytester,
                                                                                            monkeypatch, timing):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_fssgd(*timing, "-rs", "--devices", "cpu",
-                      "--solvers", "tf1_while_loop")
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the timed path, not its figures: a profile a thousand times shorter
+    result = run_fssgd(*timing, "-rs", "--devices", "cpu", "--solvers", "tf1_while_loop")
     result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
     result.stdout.fnmatch_lines(
         ["*SKIPPED*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
@@ -248,7 +248,8 @@ def test_a_studys_benchmark_whose_ops_ran_on_another_device_fails_too(run_fssgd,
 
 
 @pytest.mark.tensorflow
-def test_every_saved_benchmark_records_where_its_float_ops_ran(run_fssgd, pytester):
+def test_every_saved_benchmark_records_where_its_float_ops_ran(run_fssgd, pytester, monkeypatch):
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # placement is read at setup, whatever the steps
     result = run_fssgd("--devices", "cpu", "--solvers", "numpy_loop,tf1_while_loop,tf2_function_xla",
                        "-k", "not n100000", "--benchmark-json", "run.json", "--benchmark-min-time=0")
     result.assert_outcomes(passed=3)
