@@ -11,6 +11,7 @@ to the next; two versions measured side by side need no baseline. A version is
     python -m perf.gate HEAD~1                       # the commit before against the working tree
     python -m perf.gate .tox/tf212-cpu/bin/python .tox/tf221-cpu/bin/python
     python -m perf.gate HEAD~1 --solvers numpy_loop,tf1_while_loop --json gate.json
+    python -m perf.gate HEAD~5 HEAD --sizes 1000 --budget 150   # CI's drift gate
 
 Each version runs in worker processes of its own (perf/measure/worker.py: this tree's measurement with
 that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
@@ -26,6 +27,7 @@ import json
 import random
 import sys
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 from perf.gate import stages
@@ -47,6 +49,7 @@ def main(argv=None) -> int:
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
     parser.add_argument("--devices", default="cpu", help="comma-separated devices (default: cpu)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="sizes and the most steps a round")
+    parser.add_argument("--sizes", help="comma-separated sizes n, among the profile's (default: all of them)")
     parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
                              f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
@@ -66,6 +69,12 @@ def main(argv=None) -> int:
         parser.error("--threshold must be above 0 and --passes at least 2")
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
     profile = PROFILES[options.profile]
+    if options.sizes:
+        sizes = tuple(int(size) for size in options.sizes.replace("_", "").split(",") if size.strip().isdigit())
+        if not sizes or len(sizes) != len(options.sizes.split(",")) or not set(sizes) <= set(profile.sizes):
+            parser.error(f"--sizes: {options.sizes!r} is not among the {options.profile} profile's sizes "
+                         f"({','.join(str(size) for size in profile.sizes)})")
+        profile = replace(profile, sizes=sizes)
     say = lambda text: print(f"gate: {text}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"seed {seed} (--seed {seed} replays it)")
     try:
