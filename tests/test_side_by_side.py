@@ -77,3 +77,24 @@ def test_each_candidates_budget_is_charged_only_for_the_benchmarks_its_own_gate_
     assert passes["A", loop] == 8 and passes["A", lean] == 20
     # B went on with numpy_loop: one pass more starts within its 100 s, none after.
     assert passes["B", loop] == 9 and passes["B", lean] == 8
+
+
+def test_a_candidate_its_gate_has_decided_is_not_reopened_by_passes_timed_for_another(monkeypatch):
+    jitter, rounds = random.Random(7), {}
+
+    def seconds(solver, label, index):
+        rounds[label, solver] = rounds.get((label, solver), 0) + 1
+        # "steady" decides numpy_lean (PASS) in its gate's fewest passes but never numpy_loop, so its worker stays in
+        # the passes the noisy copy's gate goes on to take numpy_lean to: those passes' values are not its gate's, and
+        # would leave numpy_lean undecided if they were counted.
+        calm = (label, solver) == ("steady", "numpy_lean") and rounds[label, solver] <= stages.MIN_PASSES * 6
+        return 1e-4 * math.exp(jitter.gauss(0, 0.001 if calm or label == "baseline" else 0.5))
+
+    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"), seconds, side_by_side)
+    versions = [Version(label, label, ROOT, sys.executable) for label in ("baseline", "steady", "noisy")]
+    loop, lean = Key("numpy_loop", "cpu", 1000), Key("numpy_lean", "cpu", 1000)
+    timed = side_by_side.measured(versions, 1, lambda workers: [loop, lean], QUICK, 1,
+                                  stages.Stopping(0.10, max_passes=12), lambda text: None)
+    assert len(timed.outcomes[1].log_ratios["steady"]) == 12  # timed in every pass, for the noisy copy's sake
+    assert timed.gate_passes[("steady", lean)] == stages.MIN_PASSES and timed.gate_passes[("noisy", lean)] == 12
+    assert timed.verdicts("steady", stages.Stopping(0.10))[1].verdict == "pass"

@@ -23,6 +23,10 @@ class SideBySide:
     outcomes: list[Outcome]
     gate_passes: dict = field(default_factory=dict)
 
+    def seen_by(self, label: str, outcome: Outcome) -> list[float]:
+        """label's log ratios of the outcome, cut to the passes its own gate gave it."""
+        return outcome.values(label)[:self.gate_passes.get((label, outcome.key))]
+
     def as_its_gate_saw(self, label: str) -> list[Outcome]:
         """The outcomes with label's log ratios cut to the passes its own gate gave each benchmark."""
         return [replace(outcome, log_ratios={**outcome.log_ratios, label: outcome.log_ratios[label][
@@ -36,10 +40,9 @@ class SideBySide:
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopping: stages.Stopping, progress=print,
              flagged: dict | None = None, preload: list[str] | None = None) -> SideBySide:
     """Passes of fresh workers over the benchmarks (a function of the first pass's workers, which import the solvers
-    in preload, default all, giving their Keys), each
-    pass timing those that stopping keeps open for some candidate: every version but the first, each measured on its
-    flagged benchmarks (label -> [Key]; default: all). A pass starts the first version and the candidates whose gates
-    still time something. Each candidate's clock counts what its own gate would have spent: a pass's fixed cost and
+    in preload, default all, giving their Keys), each pass timing those that stopping keeps open for some candidate:
+    every version but the first, each measured on its flagged benchmarks (label -> [Key]; default: all). A pass
+    starts the first version and the candidates whose gates still time something. Each candidate's clock counts what its own gate would have spent: a pass's fixed cost and
     the trials of the benchmarks open for it, at 2/n of what they took in a pass of n versions."""
     rng, starts = random.Random(seed), {}
     labels = [version.label for version in versions]
@@ -55,8 +58,9 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
         open_for = {}
         for label in labels[1:]:
             mine = wanted(label)
+            # Judged on the passes its own gate gave it: those timed later for other candidates' sake are not its.
             open_for[label] = [outcome for outcome in mine if stopping.keeps(
-                outcome.values(label), pass_index, spent[label], len(mine), live)]
+                found.seen_by(label, outcome), pass_index, spent[label], len(mine), live)]
         active = list({id(outcome): outcome for mine in open_for.values() for outcome in mine}.values())
         if pass_index and not active:
             break
