@@ -249,7 +249,8 @@ def main(argv=None) -> int:
                   flush=True)
             outcomes = side_by_side.measured(list(versions), options.threads, lambda workers: keys, profile, seed,
                                              stages.fixed(stages.Stopping(), options.passes),
-                                             lambda text: print(f"releases: {text}", flush=True)).outcomes
+                                             lambda text: print(f"releases: {text}", flush=True),
+                                             preload=options.solvers.split(",")).outcomes
     except (GateError, WorkerStopped) as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2
