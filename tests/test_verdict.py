@@ -25,3 +25,13 @@ def test_a_threshold_slowdown_is_ruled_out_only_when_the_passes_agree():
     assert ruled_out([math.log(ratio) for ratio in (1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01)], 0.10)
     assert not ruled_out([math.log(ratio) for ratio in (1.0, 1.2, 0.9, 1.1, 0.95, 1.15, 1.0, 1.05)], 0.10)
     assert not ruled_out([0.0], 0.10)
+
+
+def test_a_saved_row_holds_only_the_fields_that_hold_something_its_confirmation_alike():
+    from perf.gate.verdict import Row
+
+    screened = Row("regression", "numpy_lean-cpu-n1000", ratio=1.3, passes=5)
+    saved = Row("regression", "numpy_lean-cpu-n1000", why="confirmed", ratio=1.2, passes=6, screening=screened).saved()
+    assert saved["screening"] == {"verdict": "regression", "benchmark": "numpy_lean-cpu-n1000", "passes": 5,
+                                  "ratio": 1.3, "steps": 0, "calls": 1}
+    assert "low" not in saved and "confirmation" not in saved and saved["why"] == "confirmed"

@@ -77,8 +77,10 @@ class Row:
     confirmation: "Row | None" = None
 
     def saved(self) -> dict:
-        """As the gate's --json and the noise study write it: the fields that hold something."""
-        return {name: value for name, value in asdict(self).items() if value not in (None, "")}
+        """As the gate's --json and the noise study write it: the fields that hold something, a confirmation's
+        rows alike."""
+        return asdict(self, dict_factory=lambda fields: {name: value for name, value in fields
+                                                         if value not in (None, "")})
 
 
 def judged(values: list[float], threshold: float, alpha: float) -> Row:
