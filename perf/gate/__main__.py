@@ -70,8 +70,11 @@ def main(argv=None) -> int:
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
     profile = PROFILES[options.profile]
     if options.sizes:
-        sizes = tuple(int(size) for size in options.sizes.replace("_", "").split(",") if size.strip().isdigit())
-        if not sizes or len(sizes) != len(options.sizes.split(",")) or not set(sizes) <= set(profile.sizes):
+        try:
+            sizes = tuple(int(size) for size in options.sizes.split(","))
+        except ValueError:
+            sizes = ()
+        if not sizes or not set(sizes) <= set(profile.sizes):
             parser.error(f"--sizes: {options.sizes!r} is not among the {options.profile} profile's sizes "
                          f"({','.join(str(size) for size in profile.sizes)})")
         profile = replace(profile, sizes=sizes)

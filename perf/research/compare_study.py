@@ -189,7 +189,7 @@ def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float 
         trials = round(statistics.mean(map(len, logs)))
         between = math.sqrt(max(0.0, statistics.variance(map(statistics.mean, logs)) - within ** 2 / trials))
         enough = (count for count in range(2, most + 1)
-                  if holds(between, within, count)[0] >= caught and holds(between, within, count)[1] <= false_flags)
+                  for catch, false in [holds(between, within, count)] if catch >= caught and false <= false_flags)
         found[key.name] = {"sd within a run": round(within, 3), "sd between runs": round(between, 3),
                            f"caught at {trials} trials, model": round(holds(between, within, trials)[0], 2),
                            "trials needed": next(enough, None)}
