@@ -1,9 +1,12 @@
-"""python -m perf.gate end to end: a gross slowdown fails confirmed, identical versions get ratios, a
-revision that does not exist cannot be gated."""
+"""python -m perf.gate end to end: a gross slowdown fails confirmed, identical versions get ratios, a gate that
+could not measure what it was asked ends NOT MEASURED, and a usage error stops before anything is timed."""
 
 import os
 
-from perf.gate.__main__ import CANNOT_GATE, FAILED
+import pytest
+
+from perf.gate.__main__ import USAGE_ERROR
+from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure.environment import onednn_setting
 
 
@@ -25,17 +28,51 @@ def test_end_to_end_a_gross_injected_slowdown_fails_the_gate_confirmed_and_named
 def test_end_to_end_identical_versions_compare_every_benchmark_with_a_ratio(run_gate):
     result, report = run_gate(".", ".", "--solvers", "numpy_loop", "--sizes", "1000", "--passes", "3", "--no-confirm")
     # Whether identical versions pass is the noise study's to judge; the exit status must follow the verdicts.
-    assert result.returncode in (0, FAILED), result.stderr
-    assert (result.returncode == FAILED) == any(row["verdict"] == "regression" for row in report["rows"])
+    failing = any(row["verdict"] == "regression" for row in report["rows"])
+    assert result.returncode == report["status"] == (FAILED if failing else PASSED), result.stderr
     assert [row["benchmark"] for row in report["rows"]] == ["numpy_loop-cpu-n1000"]  # --sizes: n = 1,000 alone
     assert all(row["passes"] == 3 and row["low"] <= row["ratio"] <= row["high"] for row in report["rows"])
     assert isinstance(report["seed"], int) and len(report["passes"]["numpy_loop-cpu-n1000"]["candidate"]) == 3
 
 
-def test_end_to_end_a_revision_that_does_not_exist_cannot_be_gated(run_gate):
+def test_end_to_end_a_revision_that_does_not_exist_is_a_usage_error(run_gate):
     result, report = run_gate("no-such-revision")
-    assert result.returncode == CANNOT_GATE and report is None
-    assert "gate: cannot gate: 'no-such-revision' is neither a git revision" in result.stderr
+    assert result.returncode == USAGE_ERROR and report is None and "Traceback" not in result.stderr
+    assert "python -m perf.gate: error: 'no-such-revision' is neither a git revision" in result.stderr
+
+
+@pytest.mark.parametrize("option, message", [
+    (("--devices", "cpuu"), "--devices: 'cpuu' is not a list of cpu, gpu"),
+    (("--devices", ","), "--devices: ',' is not a list of cpu, gpu"),
+    (("--threshold", "0.1"), "--threshold: expected a percentage above 0 with its sign, e.g. 10%, got '0.1'"),
+    (("--threshold", "10"), "--threshold: expected a percentage above 0 with its sign, e.g. 10%, got '10'"),
+])
+def test_an_unknown_device_or_a_threshold_without_its_sign_is_a_usage_error_before_anything_runs(run_gate, option,
+                                                                                                message):
+    result, report = run_gate("HEAD", ".", "--solvers", "numpy_loop", *option)
+    assert result.returncode == USAGE_ERROR and report is None and "Traceback" not in result.stderr
+    assert message in result.stderr and "gate: seed" not in result.stderr  # stopped before the first pass
+
+
+def test_end_to_end_a_device_nothing_runs_on_is_not_measured_and_says_why(run_gate):
+    # numpy_loop runs on the CPU only: on any machine, GPU or not, nothing can be timed on gpu.
+    result, report = run_gate("HEAD", ".", "--solvers", "numpy_loop", "--devices", "gpu", "--sizes", "1000")
+    assert result.returncode == report["status"] == NOT_MEASURED, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == ("gate NOT MEASURED: no benchmark was timed on both versions: nothing "
+                                              "measured on gpu (skipped: numpy_loop does not run on gpu)")
+    assert [row["verdict"] for row in report["rows"]] == ["skipped"]
+
+
+def test_end_to_end_a_device_with_nothing_to_gate_passes_only_where_allowed_and_is_still_said(run_gate):
+    options = ("HEAD", ".", "--solvers", "numpy_loop", "--devices", "cpu,gpu", "--sizes", "1000", "--passes", "2",
+               "--no-confirm")
+    result, report = run_gate(*options)
+    assert result.returncode == NOT_MEASURED and "gate NOT MEASURED: nothing measured on gpu" in result.stdout
+    result, report = run_gate(*options, "--allow-unavailable-devices")
+    cpu = next(row for row in report["rows"] if row["benchmark"] == "numpy_loop-cpu-n1000")
+    assert result.returncode == (FAILED if cpu["verdict"] == "regression" else PASSED), result.stdout + result.stderr
+    assert report["ending"].endswith("; nothing measured on gpu (skipped: numpy_loop does not run on gpu), allowed by "
+                                     "--allow-unavailable-devices") and cpu["passes"] == 2
 
 
 def test_sizes_outside_the_profile_are_a_usage_error_not_a_traceback(run_gate):

@@ -18,8 +18,9 @@ that version's `solvers`), fresh ones every pass, so what is compared is the sol
 packages beneath them. Every benchmark of either version is screened in passes (perf/gate/stages.py,
 perf/gate/interleave.py) and judged (perf/gate/verdict.py); each one flagged is measured again alone.
 Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
-fail: exit 1. A run that cannot be gated (a revision that does not exist, a version that cannot start)
-exits 2.
+fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
+versions cannot start, is NOT MEASURED: exit 6 (perf/judge/outcome.py), never a pass. A usage error (an unknown
+device or solver, a revision that does not exist) exits 2 before anything is timed.
 """
 
 import argparse
@@ -32,14 +33,16 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS
-from perf.gate.verdict import DEFAULT_THRESHOLD, failed, format_report, onednn_settings
-from perf.gate.versions import GateError, checked_out
+from perf.gate.verdict import ending, format_report, onednn_settings
+from perf.gate.versions import GateError, GateUsageError, checked_out
+from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
+from solvers import DEVICES
 
-FAILED, CANNOT_GATE = 1, 2
+USAGE_ERROR = 2  # argparse's
 
 
 def main(argv=None) -> int:
@@ -47,7 +50,11 @@ def main(argv=None) -> int:
     parser.add_argument("baseline", help="git revision, '.', or a Python interpreter")
     parser.add_argument("candidate", nargs="?", default=".", help="the same kinds (default: '.', the working tree)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
-    parser.add_argument("--devices", default="cpu", help="comma-separated devices (default: cpu)")
+    parser.add_argument("--devices", default="cpu", help=f"comma-separated devices, of {','.join(DEVICES)} "
+                                                         f"(default: cpu)")
+    parser.add_argument(ALLOW_UNAVAILABLE, action="store_true",
+                        help="a device that nothing could be timed on (no GPU visible) passes, said in the report, "
+                             "instead of NOT MEASURED: for a CPU-only runner in a CPU and GPU matrix")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="sizes and the most steps a round")
     parser.add_argument("--sizes", help="comma-separated sizes n, among the profile's (default: all of them)")
     parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
@@ -57,16 +64,19 @@ def main(argv=None) -> int:
     parser.add_argument("--passes", type=int, help="exactly this many screening passes, none stopped early")
     parser.add_argument("--no-confirm", action="store_true", help="report the screen's verdicts as they are")
     parser.add_argument("--seed", type=int, help="replay a run's shuffles and orders (default: a new one, printed)")
-    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                        help=f"the slowdown the gate must catch, as a fraction (default: {DEFAULT_THRESHOLD})")
+    parser.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT",
+                        help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%)")
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
                         help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
     parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
     options = parser.parse_args(argv)
-    if options.threshold <= 0 or options.passes is not None and options.passes < 2:
-        parser.error("--threshold must be above 0 and --passes at least 2")
+    if options.passes is not None and options.passes < 2:
+        parser.error("--passes must be at least 2")
+    devices = [device.strip() for device in options.devices.split(",") if device.strip()]
+    if not devices or set(devices) - set(DEVICES):
+        parser.error(f"--devices: {options.devices!r} is not a list of {', '.join(DEVICES)}")
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
     profile = PROFILES[options.profile]
     if options.sizes:
@@ -89,24 +99,28 @@ def main(argv=None) -> int:
             versions = [baseline, candidate]
             solvers = options.solvers.split(",") if options.solvers else None
             screen = stages.screening(options.threshold, options.budget, options.passes)
-            outcomes = stages.screened(versions, options.threads, solvers, options.devices.split(","), profile, screen,
-                                       seed, say)
+            outcomes = stages.screened(versions, options.threads, solvers, devices, profile, screen, seed, say)
             rows = stages.verdicts(outcomes, candidate.label, screen)
             if not options.no_confirm:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
                                         seed + 1, say)
+    except GateUsageError as error:
+        print(f"python -m perf.gate: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
     except (GateError, WorkerStopped) as error:
-        print(f"gate: cannot gate: {error}", file=sys.stderr)
-        return CANNOT_GATE
-    print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm))
+        print(f"gate NOT MEASURED: {error}")
+        return NOT_MEASURED
+    status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
+                               options.allow_unavailable_devices)
+    print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
     if options.json:
         options.json.write_text(json.dumps({
             "baseline": baseline.description, "candidate": candidate.description, "threshold": options.threshold,
-            "seed": seed, "rows": [row.saved() for row in rows],
+            "seed": seed, "status": status, "ending": last_line, "rows": [row.saved() for row in rows],
             "onednn": {version.label: setting for version, setting in onednn_settings(baseline, candidate)},
             "passes": {outcome.key.name: outcome.log_ratios for outcome in outcomes},
         }, indent=1))
-    return FAILED if failed(rows) else 0
+    return status
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from perf.gate.versions import GateError
+from perf.gate.versions import GateError, GateUsageError
 from perf.measure import Key
 from perf.measure.worker import CPU_VARIABLE, Worker
 
@@ -78,7 +78,7 @@ def benchmarks_of(found: dict, solvers: list[str] | None, devices: list[str], pr
     """Every benchmark of the named solvers, or of every version's registry: one a version lacks is not left out."""
     known = list(dict.fromkeys(name for listing in found.values() for name in listing))
     if unknown := [name for name in solvers or () if name not in known]:
-        raise GateError(f"--solvers: no version has {', '.join(unknown)}; they have {', '.join(known)}")
+        raise GateUsageError(f"--solvers: no version has {', '.join(unknown)}; they have {', '.join(known)}")
     names = solvers or known
     return [Key(name, device, n) for name in names for device in devices for n in profile.sizes]
 
@@ -86,6 +86,8 @@ def benchmarks_of(found: dict, solvers: list[str] | None, devices: list[str], pr
 def availability_problem(key: Key, found: dict, labels: list[str]) -> Problem | None:
     """Why a benchmark cannot be compared (lost, new, skipped everywhere, or lost by a version), or None."""
     present = [label for label in labels if key.device in found[label].get(key.solver, {})]
+    if not present:  # a device the solver does not run on, in either version: nothing to time, not a new benchmark
+        return Problem("skipped", f"skipped: {key.solver} does not run on {key.device}")
     if len(present) < len(labels):
         return Problem("new", "new") if labels[0] not in present else Problem("missing", "missing")
     reasons = {label: found[label][key.solver][key.device] for label in labels}

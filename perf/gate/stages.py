@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, replace
 
 from perf.gate.interleave import Outcome, benchmarks_of, listings, prepared_outcomes, run_pass, started_for_pass
-from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, Row, judged
+from perf.gate.verdict import FALSE_ALARM_RATE, Row, judged
+from perf.judge.outcome import DEFAULT_THRESHOLD
 
 # Every live benchmark's passes before any may stop. Few: the t interval at so few degrees of freedom is wide, so a
 # benchmark decided this soon is decided by a clear margin, and the trials the steady ones save go to the undecided

@@ -21,9 +21,9 @@ import statistics
 from dataclasses import asdict, dataclass
 from functools import cache
 
+from perf.judge.outcome import ALLOW_UNAVAILABLE, FAILED, NOT_MEASURED, PASSED
 from perf.measure.environment import onednn_setting
 
-DEFAULT_THRESHOLD = 0.10
 FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
 # A threshold slowdown ruled out at this level: the benchmark passes, and needs no more passes. The gate looks again
 # after every pass and stops at the first verdict, so the chance that a slowdown of exactly the threshold is ruled out
@@ -32,6 +32,7 @@ FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confir
 RULED_OUT = 0.002
 POWER = 0.95  # what "the smallest slowdown it could have detected" is detected with
 FAILING = ("regression", "error", "missing")
+JUDGED = ("pass", "regression", "improvement", "inconclusive", "unconfirmed")  # measured on both versions' passes
 
 
 @cache  # the noise study's resampling asks for the same few quantiles millions of times
@@ -113,7 +114,40 @@ def failed(rows: list[Row]) -> bool:
     return any(row.verdict in FAILING for row in rows)
 
 
-def format_report(rows: list[Row], baseline, candidate, threshold: float, seed: int, confirmed: bool) -> str:
+def unmeasured(rows: list[Row], device_of: dict, devices: list[str]) -> dict:
+    """Device -> why no benchmark on it was measured on both versions, for each such device the gate was asked for.
+    device_of: benchmark name -> its device."""
+    found = {}
+    for device in devices:
+        on_it = [row for row in rows if device_of[row.benchmark] == device]
+        if not any(row.verdict in JUDGED for row in on_it):
+            found[device] = "; ".join(dict.fromkeys(row.why or row.verdict for row in on_it)) or "no benchmark"
+    return found
+
+
+def ending(rows: list[Row], device_of: dict, devices: list[str], allow_unavailable: bool) -> tuple[int, str]:
+    """The gate's exit status and its last line. It fails on a confirmed regression, a repeated error or a lost
+    benchmark; it is NOT MEASURED where nothing was measured on both versions, or nothing on a device it was asked
+    for (unless allow_unavailable: a CPU-only runner in a CPU and GPU matrix); else it passed. The line counts every
+    verdict apart (a SKIPPED or NEW benchmark is no PASS) and names each device with nothing measured, and why."""
+    counts = {}
+    for row in rows:
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    summary = ", ".join(f"{count} {name}" for name, count in counts.items()) or "no benchmark"
+    missed = unmeasured(rows, device_of, devices)
+    said = "; ".join(f"nothing measured on {device} ({why})" for device, why in missed.items())
+    if failed(rows):
+        return FAILED, f"gate FAILED: {summary}" + (f"; {said}" if said else "")
+    if not any(row.verdict in JUDGED for row in rows):
+        return NOT_MEASURED, f"gate NOT MEASURED: no benchmark was timed on both versions: {said}"
+    if missed and not allow_unavailable:
+        return NOT_MEASURED, (f"gate NOT MEASURED: {said}; {summary} ({ALLOW_UNAVAILABLE} passes a device with "
+                              f"nothing to gate)")
+    return PASSED, f"gate passed: {summary}" + (f"; {said}, allowed by {ALLOW_UNAVAILABLE}" if said else "")
+
+
+def format_report(rows: list[Row], baseline, candidate, threshold: float, seed: int, confirmed: bool,
+                  last_line: str) -> str:
     coverages = sorted({f"{row.coverage:.2%}" for row in rows if row.coverage})
     lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}; seed {seed}",
              f"  per benchmark: the mean over passes (fresh processes each) of the median log ratio of its paired "
@@ -132,9 +166,5 @@ def format_report(rows: list[Row], baseline, candidate, threshold: float, seed: 
         else:
             cells = f"{'-':>7}  {'':<17} {'':>6}  {'':>13}"
         lines.append(f"  {row.benchmark:<{width}}  {row.verdict.upper():<12} {cells}" + (f"  ({row.why})" if row.why else ""))
-    counts = {}
-    for row in rows:
-        counts[row.verdict] = counts.get(row.verdict, 0) + 1
-    summary = ", ".join(f"{count} {name}" for name, count in counts.items())
-    lines.append(f"gate {'FAILED' if failed(rows) else 'passed'}: {summary or 'nothing to compare'}")
+    lines.append(last_line)
     return "\n".join(lines)

@@ -14,11 +14,24 @@ class GateError(Exception):
     """The versions cannot be compared; the message says why."""
 
 
+class GateUsageError(GateError):
+    """The command names what is not there (a revision, a solver): the user's to correct, before anything is timed."""
+
+
 def git(*args, cwd=ROOT) -> str:
     result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if result.returncode:
         raise GateError(f"git {' '.join(args)}: {result.stderr.strip() or 'failed'}")
     return result.stdout.strip()
+
+
+def has_commit(commit: str) -> bool:
+    """Whether this repository has the commit, so that a gate can check it out."""
+    try:
+        git("cat-file", "-e", f"{commit}^{{commit}}")
+    except (GateError, OSError):
+        return False
+    return True
 
 
 @contextmanager
@@ -29,7 +42,7 @@ def checked_out(spec: str, label: str):
     try:
         variables = dict(setting.split("=", 1) for setting in settings.split(",") if setting)
     except ValueError:
-        raise GateError(f"{settings!r}: environment settings are NAME=VALUE, comma-separated") from None
+        raise GateUsageError(f"{settings!r}: environment settings are NAME=VALUE, comma-separated") from None
     with plain_checked_out(spec, label) as version:
         yield version.with_env(**variables) if variables else version
 
@@ -45,7 +58,7 @@ def plain_checked_out(spec: str, label: str):
     try:
         commit = git("rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}")
     except GateError:
-        raise GateError(f"{spec!r} is neither a git revision of this repository (is the history there? a shallow "
+        raise GateUsageError(f"{spec!r} is neither a git revision of this repository (is the history there? a shallow "
                         f"clone lacks the commit before HEAD), nor '.', nor an executable Python interpreter") from None
     with tempfile.TemporaryDirectory(prefix="fssgd-gate-") as folder:
         tree = Path(folder) / "tree"

@@ -31,11 +31,12 @@ from pathlib import Path
 from scipy.stats import norm
 
 import solvers
+from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
-from perf.report.compare import CONFIDENCE, DEFAULT_THRESHOLD, compared
+from perf.report.compare import CONFIDENCE, compared
 from perf.report.rows import rows_of, trial_ratios
 from perf.report.statistics import overlapping
 from perf.research.neighbour import noisy_neighbour
@@ -205,7 +206,7 @@ def main(argv=None) -> int:
     parser.add_argument("--slowed", type=float, help="slow a third of the solvers by this factor (FSSGD_SLOWDOWN)")
     parser.add_argument("--seed-programs", type=int, nargs="?", const=STEPS, default=0, metavar="STEPS",
                         help=f"time the seed's own programs after each run (default: {STEPS:,} steps, as the seed ran)")
-    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    parser.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
     options, extra = parser.parse_known_args(argv)
     if options.action == "record":
         record(options.out, options.runs, options.neighbour, options.slowed, options.seed_programs, extra)

@@ -36,8 +36,9 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS
-from perf.gate.verdict import DEFAULT_THRESHOLD, FALSE_ALARM_RATE, POWER, t_quantile
+from perf.gate.verdict import FALSE_ALARM_RATE, POWER, t_quantile
 from perf.gate.versions import ROOT, Version, git
+from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
@@ -384,7 +385,7 @@ def main(argv=None) -> int:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     saved = argparse.ArgumentParser(add_help=False)
     saved.add_argument("--out", type=Path, default=Path(".noise-study"), help="the repeats' folder (default: %(default)s)")
-    saved.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    saved.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
     timed = argparse.ArgumentParser(add_help=False)
     timed.add_argument("--solvers", help="comma-separated solver names (default: all)")
     timed.add_argument("--profile", default="quick", choices=sorted(PROFILES))
