@@ -1,7 +1,6 @@
 """pytest's wiring: command-line options, the solver × device × n parametrization, the skips that say why, and the
 hooks that record a run and print its answer."""
 
-import argparse
 import inspect
 import os
 import random
@@ -11,6 +10,7 @@ import pytest
 from pytest_benchmark.session import PerformanceRegression
 
 import solvers
+from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, NotMeasured, threshold_argument
 from perf.measure import environment
 from perf.measure.benchmark import Measurement
 from perf.measure.pool import Pool
@@ -24,7 +24,8 @@ from solvers import tensorflow_support
 pytest_plugins = ["pytester"]
 
 SESSION = pytest.StashKey()
-ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in machine_info.fssgd
+ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in each benchmark's extra_info
+STORAGE_WARNINGS = pytest.StashKey()  # saved runs left out of the comparison, said with it
 
 
 def pytest_addoption(parser):
@@ -36,27 +37,22 @@ def pytest_addoption(parser):
                          "TensorFlow's own thread pools, as the seed program ran")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),
                     help="comma-separated solver names (default: all)")
-    group.addoption("--devices", default=",".join(solvers.DEVICES),
-                    help="comma-separated devices, cpu and/or gpu (default: both)")
-    group.addoption("--fail-on-slower", type=percentage, metavar="PCT",
+    group.addoption("--devices", help="comma-separated devices, cpu and/or gpu (default: each where it can run; one "
+                                      "named here that nothing could be timed on leaves a comparison NOT MEASURED)")
+    group.addoption("--fail-on-slower", type=threshold_argument, metavar="PCT",
                     help="with --benchmark-compare: exit 1 naming each benchmark judged slower than the saved run by "
                          "more than PCT (e.g. 10%%), from each benchmark's ratio to numpy_loop over both runs' "
-                         f"trials; without it the verdicts are printed at {compare.DEFAULT_THRESHOLD:.0%}%")
-
-
-def percentage(text: str) -> float:
-    """'10%' or '10' -> 0.10."""
-    try:
-        value = float(text.strip().removesuffix("%")) / 100
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 10:
-        raise argparse.ArgumentTypeError(f"expected a percentage above 0, e.g. 10%, got {text!r}")
-    return value
+                         f"trials; without it the verdicts are printed at {DEFAULT_THRESHOLD:.0%}% and nothing fails")
+    group.addoption(ALLOW_UNAVAILABLE, action="store_true",
+                    help="with --benchmark-compare: a device named by --devices that nothing could be timed on "
+                         "passes, said, instead of leaving the comparison NOT MEASURED")
 
 
 def selected(config, option: str, known) -> list[str]:
-    names = [name.strip() for name in config.getoption(option).split(",") if name.strip()]
+    """The names an option gives (all known ones where it is not given), each checked."""
+    if (given := config.getoption(option)) is None:
+        return list(known)
+    names = [name.strip() for name in given.split(",") if name.strip()]
     unknown = [name for name in names if name not in known]
     if unknown:
         raise pytest.UsageError(f"--{option}: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
@@ -88,9 +84,11 @@ def pytest_configure(config):
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
         config.option.benchmark_storage = f"file://./{runs_folder()}"
     try:
-        check_storage(config.option)
+        config.stash[STORAGE_WARNINGS] = check_storage(config.option)
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
+    except NotMeasured as error:
+        pytest.exit(f"fssgd-bench: NOT MEASURED: {error}", returncode=NOT_MEASURED)
 
 
 def pytest_generate_tests(metafunc):
@@ -190,11 +188,13 @@ def pytest_report_header(config):
 def pytest_benchmark_update_json(config, benchmarks, output_json):
     """The keys derived from the trials, beside them, for readers of the JSON (docs/extra-info.md)."""
     for row in rows_of(output_json["benchmarks"])[0]:
-        row.info.update(derived_keys(row))  # row.info is the benchmark's own extra_info
+        # row.info is the benchmark's own extra_info. The order's seed is kept there, not in machine_info: drawn anew
+        # every run, it would make pytest-benchmark warn on every comparison that the machine differs.
+        row.info.update(derived_keys(row), order_seed=config.stash[ORDER_SEED])
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
-    machine_info["fssgd"] = {**environment.describe(config.getoption("profile")), "order_seed": config.stash[ORDER_SEED]}
+    machine_info["fssgd"] = environment.describe(config.getoption("profile"))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -223,32 +223,60 @@ def pytest_terminal_summary(terminalreporter, config):
     except PerformanceRegression:
         result, regressed = None, True
     session = getattr(config, "_benchmarksession", None)
-    if session is None or session.disabled or not session.benchmarks:
+    if session is None:
+        return result
+    if session.disabled or not session.benchmarks:
+        if config.getoption("benchmark_compare"):
+            why = "--benchmark-disable" if session.disabled else "every one skipped or deselected"
+            not_measured(config, terminalreporter, f"--benchmark-compare: no benchmark was timed ({why})")
         return result
     benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
     write_section(terminalreporter, "fssgd-bench: the answer for this run",
                   summary.summary_lines(benchmarks, summary.setting(config.getoption("profile"))))
-    slower = []
-    for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
-        saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
-        threshold = config.getoption("fail_on_slower") or compare.DEFAULT_THRESHOLD
-        try:
-            lines, slower = compare.comparison_lines(read_run(saved), str(path), environment.describe(
-                config.getoption("profile")), benchmarks, threshold)
-        except RunError as error:
-            lines = [f"Cannot read {saved} again to compare with it: {error}."]
-        write_section(terminalreporter, "fssgd-bench: compared with a saved run", lines)
-    if slower and config.getoption("fail_on_slower"):
-        names = ", ".join(f"{result.key.name} ({result.change.value:.2f}x)" for result in slower)
-        terminalreporter.write_line(f"fssgd-bench: FAILED --fail-on-slower={config.getoption('fail_on_slower'):.0%}: "
-                                    f"slower by more than that: {names}", red=True, bold=True)
-        config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+    if config.getoption("benchmark_compare"):
+        compared_with_saved_run(config, terminalreporter, session, benchmarks)
     if regressed:
         terminalreporter.write_line("fssgd-bench: FAILED --benchmark-compare-fail: pytest-benchmark found the absolute "
                                     "times above regressed (they move with the machine's speed; --fail-on-slower "
                                     "judges the paired ratios)", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
     return result
+
+
+def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> None:
+    """This run's verdicts against the saved run pytest-benchmark loaded (by its path), and the run's exit status from
+    them: FAILED on a SLOWER under --fail-on-slower, NOT MEASURED where the comparison could not judge."""
+    fail_on_slower = config.getoption("fail_on_slower")
+    devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
+    endings = []
+    for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
+        saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
+        try:
+            found = compare.comparison(read_run(saved), str(path), environment.describe(config.getoption("profile")),
+                                       benchmarks, fail_on_slower or DEFAULT_THRESHOLD, devices or (),
+                                       config.getoption("allow_unavailable_devices"))
+        except RunError as error:
+            found = compare.Comparison([], [], f"cannot read {saved} again to compare with it: {error}")
+        write_section(terminalreporter, "fssgd-bench: compared with a saved run",
+                      config.stash[STORAGE_WARNINGS] + found.lines)
+        endings.append(found)
+    if not endings:
+        return not_measured(config, terminalreporter, "--benchmark-compare: pytest-benchmark loaded no saved run to "
+                                                      "compare with")
+    if why := next((found.not_measured for found in endings if found.not_measured), None):
+        return not_measured(config, terminalreporter, why)
+    if fail_on_slower and (slower := [result for found in endings for result in found.slower]):
+        names = ", ".join(f"{result.key.name} ({result.change.value:.2f}x)" for result in slower)
+        terminalreporter.write_line(f"fssgd-bench: FAILED --fail-on-slower={fail_on_slower:.0%}: slower by more than "
+                                    f"that: {names}", red=True, bold=True)
+        config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def not_measured(config, terminalreporter, why: str) -> None:
+    """Say what could not be measured, and end the run NOT MEASURED unless it already failed."""
+    terminalreporter.write_line(f"fssgd-bench: NOT MEASURED: {why}", red=True, bold=True)
+    if config.stash[SESSION].exitstatus == pytest.ExitCode.OK:
+        config.stash[SESSION].exitstatus = NOT_MEASURED
 
 
 def write_section(terminalreporter, title: str, lines: list[str]) -> None:

@@ -6,6 +6,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from perf.judge.outcome import NotMeasured
 from perf.measure.environment import nvidia_gpu_models, tensorflow_distribution
 
 SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
@@ -70,19 +71,21 @@ def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
 # Checked before a benchmark session --------------------------------------------------------------------------------
 
 
-def check_storage(option) -> None:
-    """StorageError before any benchmark runs when a saved run cannot be compared or a result could not be written.
+def check_storage(option) -> list[str]:
+    """StorageError before any benchmark runs when a result could not be written or a saved run it names is not
+    there; NotMeasured when there is no saved run to compare with, or the one to compare cannot be read. Returns a
+    warning for each other saved run that cannot be read (left out, as pytest-benchmark leaves it out).
 
     pytest-benchmark would find out only at the end, with a traceback, compare against an older run than the
     one asked for, or say it cannot compare and pass. Nothing here modifies or deletes a saved run.
     """
     if not hasattr(option, "benchmark_storage"):
-        return  # pytest-benchmark is not loaded (-p no:benchmark)
+        return []  # pytest-benchmark is not loaded (-p no:benchmark)
     storage = option.benchmark_storage
     if "://" not in storage:  # a bare path is a file storage to pytest-benchmark too
         storage = "file://" + storage
     if not storage.startswith("file://"):
-        return  # elasticsearch storage: pytest-benchmark's own business
+        return []  # elasticsearch storage: pytest-benchmark's own business
     folder = Path(storage[len("file://"):])
     from pytest_benchmark.utils import get_machine_id
 
@@ -95,7 +98,8 @@ def check_storage(option) -> None:
         if reason := "it is a folder" if path.is_dir() else unwritable(path.parent, create=False):
             raise StorageError(f"--benchmark-json: cannot write {path} ({reason})")
     if compare := option.benchmark_compare:
-        check_saved_runs(folder, get_machine_id(), compare)
+        return check_saved_runs(folder, get_machine_id(), compare)
+    return []
 
 
 def unwritable(folder: Path, create: bool) -> str | None:
@@ -109,24 +113,29 @@ def unwritable(folder: Path, create: bool) -> str | None:
         return error.strerror or str(error)
 
 
-def check_saved_runs(folder: Path, machine_id: str, compare) -> None:
-    """Refuse --benchmark-compare when a run it would read is unreadable, or a run it names is not there."""
+def check_saved_runs(folder: Path, machine_id: str, compare) -> list[str]:
+    """Refuse --benchmark-compare when no saved run is there, the one it names is not, or the one it would compare
+    (the newest, or those it names) cannot be read; a warning for each other saved run that cannot be read."""
     from pytest_benchmark.storage.file import FileStorage
 
     # pytest-benchmark's own lookup, so the files checked are exactly the ones it would load.
     storage = FileStorage(folder, logger=None, default_machine_id=machine_id)
-    candidates = storage.query("[0-9][0-9][0-9][0-9]_" if compare is True else compare)
-    if compare is not True and not candidates:
-        saved = ", ".join(path.name for path in storage.query("[0-9][0-9][0-9][0-9]_")) or "none"
+    saved = storage.query("[0-9][0-9][0-9][0-9]_")
+    if compare is True and not saved:
+        raise NotMeasured(f"--benchmark-compare: no saved run in {folder / machine_id} to compare with (a first run, "
+                          f"or another environment's folder: save one with --benchmark-autosave)")
+    candidates = saved if compare is True else storage.query(compare)
+    if not candidates:
         raise StorageError(f"--benchmark-compare={compare}: no saved run matches it in {folder / machine_id} "
-                           f"(saved: {saved}), so nothing was run")
-    broken = [f"  {path}: {error}" for path in candidates if (error := unreadable(path))]
-    if broken:
-        raise StorageError(
-            "--benchmark-compare: these saved runs cannot be read, so nothing was run; they are left as they are. "
-            "Move them out of the storage folder, or compare one good run with --benchmark-compare=NNNN:\n"
-            + "\n".join(broken)
-        )
+                           f"(saved: {', '.join(path.name for path in saved) or 'none'}), so nothing was run")
+    # pytest-benchmark compares the newest run it can read, or every run the name matches.
+    compared = candidates[-1:] if compare is True else candidates
+    if broken := [f"{path}: {error}" for path in compared if (error := unreadable(path))]:
+        raise NotMeasured(f"--benchmark-compare: the saved run to compare with cannot be read, so nothing was run; it "
+                          f"is left as it is (move it out of the folder, or name another with "
+                          f"--benchmark-compare=NNNN): {'; '.join(broken)}")
+    return [f"{path} cannot be read ({error}): left out; only {compared[0].name} is compared"
+            for path in candidates[:-1] if compare is True and (error := unreadable(path))]
 
 
 def unreadable(path: Path) -> str | None:

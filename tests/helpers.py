@@ -38,7 +38,7 @@ def benchmark_entry(solver, device, n, per_step_us, iterations=1_000, rounds=5, 
         "group": f"n={n}", "name": f"test_fssgd[{solver}-{device}-n{n}]", "param": f"{solver}-{device}-n{n}",
         "fullname": f"perf/test_fssgd.py::test_fssgd[{solver}-{device}-n{n}]",
         "params": {"device": device, "n": n}, "extra_info": info,
-        "stats": {"median": median, "iqr": 0.0, "rounds": rounds, "data": [median] * rounds},
+        "stats": {"median": median, "mean": median, "iqr": 0.0, "rounds": rounds, "data": [median] * rounds},
     }
 
 

@@ -1,18 +1,21 @@
 """Two runs compared by their trials' paired ratios: the shift's distribution-free interval, the verdicts, and what
 the terminal says first."""
 
+import json
 import math
 import random
 import shutil
 
 import pytest
+from helpers import benchmark_entry, result_document, write_run
 from pytest_benchmark.utils import get_machine_id
 from scipy.stats import mannwhitneyu
 
 from perf.measure import Key
 from perf.measure.worker import ROOT
-from perf.report.compare import (DEFAULT_THRESHOLD, compared, comparison_lines, environment_line, rank_sum_cdf,
-                                 shift_interval)
+from perf.gate.versions import has_commit
+from perf.judge.outcome import DEFAULT_THRESHOLD, NOT_MEASURED
+from perf.report.compare import comparison, compared, environment_line, gate_line, rank_sum_cdf, shift_interval
 
 KEY = Key("tf1_while_loop", "cpu", 1000)
 
@@ -94,14 +97,16 @@ def test_the_timing_reference_and_untimed_benchmarks_are_not_judged():
     assert compared(KEY, {"solver": "tf1_while_loop"}, info(spread(1.0))) is None
 
 
-FSSGD = {"cpu_model": "AMD EPYC", "tensorflow": {"distribution": "tensorflow-cpu", "version": "2.21.0"},
+FSSGD = {"cpu_model": "AMD EPYC", "numpy": "2.4.6", "tensorflow": {"distribution": "tensorflow-cpu", "version": "2.21.0"},
          "threads_setting": "TF default", "onednn_setting": "TF default", "profile": "quick"}
 
 
-def test_a_different_cpu_tensorflow_or_thread_setting_is_said_first_in_one_line():
+def test_a_different_cpu_numpy_gpu_or_thread_setting_is_said_first_in_one_line():
     assert environment_line(FSSGD, dict(FSSGD)) is None
-    other = {**FSSGD, "cpu_model": "Intel Xeon", "threads_setting": "pinned to 1"}
-    assert environment_line(FSSGD, other) == ("Not like with like: CPU AMD EPYC then, Intel Xeon now; threads TF "
+    other = {**FSSGD, "cpu_model": "Intel Xeon", "threads_setting": "pinned to 1", "numpy": "2.3.0",
+             "nvidia_gpus": ["NVIDIA H200, 570.86"]}
+    assert environment_line(FSSGD, other) == ("Not like with like: CPU AMD EPYC then, Intel Xeon now; NumPy 2.4.6 "
+                                              "then, 2.3.0 now; GPU none then, NVIDIA H200, 570.86 now; threads TF "
                                               "default then, pinned to 1 now.")
 
 
@@ -119,8 +124,9 @@ def test_the_terminal_lines_name_each_verdict_and_the_slower_ones_come_back():
     now = [bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.5))),
            bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"}),
            bench("test_fssgd[tf2_eager-cpu-n1000]", {**info(spread(100)), "solver": "tf2_eager"})]  # new: not judged
-    lines, slower = comparison_lines(then, "0001_run.json", FSSGD, now, 0.10)
-    assert lines[0].startswith("Against 0001_run.json: per benchmark, × numpy_loop then and now")
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10)
+    lines, slower = found.lines, found.slower
+    assert found.not_measured is None and lines[0].startswith("Against 0001_run.json: per benchmark, × numpy_loop then and now")
     assert any(line.startswith("test_fssgd[tf1_while_loop-cpu-n1000]") and line.endswith("SLOWER") for line in lines)
     assert any(line.startswith("test_fssgd[numpy_lean-cpu-n1000]") and line.endswith("UNCHANGED") for line in lines)
     assert lines[-1] == "1 SLOWER, 1 UNCHANGED" and [result.key.solver for result in slower] == ["tf1_while_loop"]
@@ -129,9 +135,103 @@ def test_the_terminal_lines_name_each_verdict_and_the_slower_ones_come_back():
 def test_a_run_saved_before_trials_had_processes_of_their_own_is_compared_with_a_line_saying_so():
     then = document([bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.0), processes=False))])
     now = [bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.0)))]
-    lines, _ = comparison_lines(then, "old.json", FSSGD, now, 0.10)
+    lines = comparison(then, "old.json", FSSGD, now, 0.10).lines
     assert any(line.startswith("The saved run's trials shared one process") for line in lines)
     assert lines[-1] == "1 UNCHANGED"
+
+
+WHILE_LOOP = "test_fssgd[tf1_while_loop-cpu-n1000]"
+
+
+def test_runs_not_like_with_like_are_not_measured_their_verdicts_printed_but_not_counted():
+    then = document([bench(WHILE_LOOP, info(spread(1.0)))])
+    found = comparison(then, "0001_run.json", {**FSSGD, "numpy": "2.3.0"}, [bench(WHILE_LOOP, info(spread(1.5)))], 0.10)
+    assert [result.key.solver for result in found.slower] == ["tf1_while_loop"]  # printed as SLOWER ...
+    assert found.not_measured == "not like with like (NumPy 2.4.6 then, 2.3.0 now): its verdicts do not count"
+
+
+def test_the_slowdown_tooling_stands_in_for_a_code_change_said_but_judged():
+    then = document([bench(WHILE_LOOP, info(spread(1.0)))])
+    found = comparison(then, "0001_run.json", {**FSSGD, "slowdown": "tf1_while_loop=1.5"},
+                       [bench(WHILE_LOOP, info(spread(1.5)))], 0.10)
+    assert found.not_measured is None and len(found.slower) == 1
+    assert "Not like with like: FSSGD_SLOWDOWN unset then, tf1_while_loop=1.5 now." in found.lines
+
+
+def test_runs_with_no_benchmark_to_judge_in_common_are_not_measured():
+    then = document([bench(WHILE_LOOP, info(spread(1.0)))])
+    reference = bench("test_fssgd[numpy_loop-cpu-n1000]", {**info(spread(1.0)), "solver": "numpy_loop"})
+    found = comparison(then, "0001_run.json", FSSGD, [reference], 0.10)
+    assert found.not_measured == ("no benchmark of this run has trials in both runs to judge (1 timed now, 1 in "
+                                  "0001_run.json; numpy_loop, the timing reference, is not judged)")
+
+
+def test_a_device_named_by_devices_with_nothing_judged_is_not_measured_unless_allowed():
+    then = document([bench(WHILE_LOOP, info(spread(1.0)))])
+    now = [bench(WHILE_LOOP, info(spread(1.0)))]
+    assert comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu"]).not_measured is None
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu", "gpu"])
+    assert found.not_measured == ("nothing judged on gpu, which --devices asked for (--allow-unavailable-devices "
+                                  "passes a device with nothing to compare)")
+    allowed = comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu", "gpu"], allow_unavailable=True)
+    assert allowed.not_measured is None
+    assert allowed.lines[-1] == "Nothing judged on gpu, which --devices asked for: allowed by --allow-unavailable-devices."
+
+
+def reference_run(step_s, n=1000):
+    return bench(f"test_fssgd[numpy_loop-cpu-n{n}]", {"solver": "numpy_loop", "device": "cpu", "n": n,
+                                                       "iterations": 1000, "trial_medians_s": [step_s * 1000] * 5})
+
+
+def test_a_reference_whose_own_time_moved_past_the_threshold_is_named_without_failing():
+    then = document([bench(WHILE_LOOP, info(spread(1.0))), reference_run(10e-6), reference_run(1e-3, 100_000)])
+    now = [bench(WHILE_LOOP, info(spread(1.0))), reference_run(13e-6), reference_run(1.05e-3, 100_000)]
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10)
+    moved = [line for line in found.lines if line.startswith("numpy_loop itself")]
+    assert moved == ["numpy_loop itself 1.30x slower at n = 1,000 than in the saved run: every ratio at that size "
+                     "moved the other way with it (the machine's speed, or NumPy's)."]  # 1.05x at 1e5 is within 10%
+    assert found.not_measured is None and not found.slower
+
+
+def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_benchmarks_alone():
+    then = document([bench(WHILE_LOOP, info(spread(1.0, 0.3))),
+                     bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})])
+    then["commit_info"] = {"id": "0123456789abcdef", "dirty": False}
+    now = [bench(WHILE_LOOP, info(spread(1.3, 0.3))),
+           bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})]
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, commit_here=lambda commit: True)
+    assert found.lines[-1] == ("CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the "
+                               "saved run's commit beside the working tree: python -m perf.gate 0123456789 --solvers "
+                               "tf1_while_loop --devices cpu --sizes 1000")
+    assert found.not_measured is None
+
+
+@pytest.mark.parametrize("commit, here, said", [
+    ({}, True, "The saved run records no commit, so no gate can time its code beside this one."),
+    ({"id": "unversioned", "dirty": False}, True, "The saved run records no commit, so no gate can time its code "
+                                                   "beside this one."),
+    ({"id": "0123456789abcdef", "dirty": True}, True, "The saved run was made from 0123456789 with uncommitted "
+                                                      "changes, so no gate can time its code beside this one."),
+    ({"id": "0123456789abcdef", "dirty": False}, False, "The saved run's commit 0123456789 is not in this "
+                                                        "repository, so no gate can time it here."),
+])
+def test_where_no_gate_can_rebuild_the_saved_run_the_line_says_why(commit, here, said):
+    then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": commit}
+    undecided = compared(KEY, info(spread(1.0, 0.3)), info(spread(1.3, 0.3)))
+    assert gate_line(then, [undecided], 0.10, lambda _: here) == said
+
+
+def test_the_gate_line_keeps_the_saved_runs_profile_and_a_threshold_that_is_not_the_default():
+    then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": {"id": "0123456789abcdef", "dirty": False}}
+    undecided = [compared(Key("tf1_callable", "gpu", 10_000), info(spread(1.0, 0.3)), info(spread(1.3, 0.3))),
+                 compared(KEY, info(spread(1.0, 0.3)), info(spread(1.3, 0.3)))]
+    assert gate_line(then, undecided, 0.05, lambda _: True).endswith(
+        "python -m perf.gate 0123456789 --solvers tf1_callable,tf1_while_loop --devices gpu,cpu --profile full "
+        "--sizes 1000,10000 --threshold 5%")
+
+
+def test_this_repositorys_own_commits_can_be_gated_and_a_made_up_one_cannot():
+    assert has_commit("HEAD") and not has_commit("0" * 40)
 
 
 # The comparison as pytest prints it, end to end ------------------------------------------------------------------
@@ -139,11 +239,25 @@ def test_a_run_saved_before_trials_had_processes_of_their_own_is_compared_with_a
 TWO_SOLVERS = ("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu")
 
 
-def test_a_slowed_benchmark_fails_fail_on_slower_naming_it_and_the_other_passes(run_perf, monkeypatch):
+def test_a_slowed_benchmark_fails_fail_on_slower_naming_it_and_an_identical_run_passes_unwarned(run_perf, monkeypatch,
+                                                                                                 pytester):
     # At n = 1,000 only: at 1e5 a round is short enough that, beside the other tests, one trial can stray by
     # several times and leave the 99% interval too wide for any verdict.
     saved = run_perf(*TWO_SOLVERS, "-k", "not n100000", "--benchmark-autosave")
     saved.assert_outcomes(passed=2)
+    [path] = pytester.path.glob(".benchmarks/*/*/0001_*.json")
+    run = json.loads(path.read_text())
+    # The order's seed, new every run, is kept with the benchmarks: in machine_info it made pytest-benchmark warn on
+    # every comparison that the machine had changed.
+    assert "order_seed" not in run["machine_info"]["fssgd"]
+    assert len({bench["extra_info"]["order_seed"] for bench in run["benchmarks"]}) == 1
+    (path.parent / "0000_killed.json").write_text(path.read_text()[:40])  # an older run, broken: not the one compared
+    same = run_perf(*TWO_SOLVERS, "-k", "not n100000", "--benchmark-compare")
+    assert same.ret == pytest.ExitCode.OK, same.stdout.str()[-3000:]
+    output = same.stdout.str() + same.stderr.str()
+    assert "machine_info is different" not in output and "Not like with like" not in output
+    same.stdout.fnmatch_lines([f"*0000_killed.json cannot be read (not valid JSON, truncated? (*)): left out; only "
+                               f"{path.name} is compared", "Against *0001_*.json*"])
     monkeypatch.setenv("FSSGD_SLOWDOWN", "numpy_lean=3")  # far beyond any noise: this checks the wiring
     result = run_perf(*TWO_SOLVERS, "-k", "not n100000", "--benchmark-compare", "--fail-on-slower=10%")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
@@ -168,7 +282,8 @@ def test_pytest_benchmarks_own_compare_fail_ends_in_a_message_not_a_traceback(ru
     assert "PerformanceRegression" not in result.stdout.str() + result.stderr.str()
 
 
-def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_is_compared(run_perf, tmp_path_factory):
+def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_is_compared_and_not_measured(
+        run_perf, tmp_path_factory):
     # docs/results/full/full.json: a full run of 2026-12-01 on the Xeon instance, its trials in one process. Stored
     # outside the working directory, where pytest-benchmark's own warning about another machine raises (#217).
     storage = tmp_path_factory.mktemp("elsewhere")
@@ -176,14 +291,42 @@ def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_i
     shutil.copy(ROOT / "docs" / "results" / "full" / "full.json", storage / get_machine_id() / "0001_old.json")
     result = run_perf(*TWO_SOLVERS, "-k", "not n100000", f"--benchmark-storage=file://{storage}",
                       "--benchmark-compare=0001", "--fail-on-slower=10%")
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    # Another CPU moves every ratio: its verdicts are printed, and do not count either way.
+    assert result.ret == NOT_MEASURED, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines([
         "Against *0001_old.json: per benchmark, × numpy_loop then and now*",
         "Not like with like: CPU Intel(R) Xeon(R) Processor then, * now; profile full then, quick now.",
         "The saved run's trials shared one process*",
         "test_fssgd[[]numpy_lean-cpu-n1000[]] *",
+        "fssgd-bench: NOT MEASURED: not like with like (CPU Intel(R) Xeon(R) Processor then, * now; profile full then, "
+        "quick now): its verdicts do not count",
     ])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_saved_run_with_no_benchmark_in_common_is_not_measured(run_perf, tmp_path):
+    storage = tmp_path / "runs"
+    (storage / get_machine_id()).mkdir(parents=True)
+    other = result_document([benchmark_entry("tf1_callable", "cpu", 1000, 20.0, ratio=2.0)], profile="quick")
+    write_run(storage / get_machine_id() / "0001_other.json", other)
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", f"--benchmark-storage=file://{storage}",
+                      "--benchmark-compare", "--fail-on-slower=10%")
+    assert result.ret == NOT_MEASURED, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["fssgd-bench: NOT MEASURED: no benchmark of this run has trials in both runs to judge "
+                                 "(2 timed now, 1 in */0001_other.json; numpy_loop, the timing reference, is not "
+                                 "judged)"])
+
+
+def test_a_saved_run_pytest_benchmark_itself_cannot_load_is_not_measured(run_perf, tmp_path):
+    storage = tmp_path / "runs"
+    (storage / get_machine_id()).mkdir(parents=True)
+    entry = benchmark_entry("numpy_lean", "cpu", 1000, 6.0, ratio=0.4)
+    del entry["stats"]["mean"]  # readable JSON of the right shape, which pytest-benchmark's loader drops with a warning
+    write_run(storage / get_machine_id() / "0001_odd.json", result_document([entry], profile="quick"))
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", f"--benchmark-storage=file://{storage}", "--benchmark-compare")
+    assert result.ret == NOT_MEASURED, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["fssgd-bench: NOT MEASURED: --benchmark-compare: pytest-benchmark loaded no saved run "
+                                 "to compare with"])
 
 
 def test_fail_on_slower_without_a_saved_run_to_compare_with_is_a_usage_error(run_perf):
@@ -195,4 +338,10 @@ def test_fail_on_slower_without_a_saved_run_to_compare_with_is_a_usage_error(run
 def test_a_percentage_that_is_not_one_is_a_usage_error(run_perf):
     result = run_perf(*TWO_SOLVERS, "--benchmark-compare", "--fail-on-slower=fast", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--fail-on-slower: expected a percentage above 0, e.g. 10%, got 'fast'*"])
+    result.stderr.fnmatch_lines(["*--fail-on-slower: expected a percentage above 0 with its sign, e.g. 10%, got 'fast'*"])
+
+
+def test_a_threshold_without_its_sign_is_a_usage_error_as_in_the_gate(run_perf):
+    result = run_perf(*TWO_SOLVERS, "--benchmark-compare", "--fail-on-slower=0.1", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--fail-on-slower: expected a percentage above 0 with its sign, e.g. 10%, got '0.1'*"])

@@ -9,6 +9,7 @@ from pytest_benchmark.utils import get_machine_id
 
 from helpers import ROOT
 from perf import storage
+from perf.judge.outcome import NOT_MEASURED
 from perf.measure.profiles import PROFILES
 from solvers import tensorflow_support
 
@@ -137,7 +138,8 @@ def saved_runs_folder(pytester) -> Path:
 GOOD_RUN = {"machine_info": {}, "commit_info": {}, "benchmarks": [], "datetime": "2026-11-30T00:00:00", "version": "5.3.0"}
 
 
-def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_touches_nothing(run_fssgd, pytester):
+def test_compare_with_a_truncated_or_foreign_newest_run_is_not_measured_naming_it_and_touches_nothing(run_fssgd,
+                                                                                                       pytester):
     folder = saved_runs_folder(pytester)
     files = {
         "0001_good.json": json.dumps(GOOD_RUN),
@@ -146,14 +148,16 @@ def test_compare_with_a_truncated_or_foreign_saved_run_stops_naming_each_and_tou
     }
     for name, text in files.items():
         (folder / name).write_text(text)
-    result = run_fssgd("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    # The newest is the one asked for; pytest-benchmark would quietly compare an older one instead.
+    result = run_fssgd("--benchmark-compare", "--devices", "cpu", "--solvers", "numpy_loop")
+    assert result.ret == NOT_MEASURED
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     result.stderr.fnmatch_lines([
-        "*--benchmark-compare: these saved runs cannot be read, so nothing was run; they are left as they are*",
-        "*0002_killed.json: not valid JSON, truncated? (*",
-        "*0003_foreign.json: not a pytest-benchmark saved run (needs machine_info and benchmarks with fullname and stats)",
+        "*fssgd-bench: NOT MEASURED: --benchmark-compare: the saved run to compare with cannot be read, so nothing was "
+        "run; it is left as it is*0003_foreign.json: not a pytest-benchmark saved run (needs machine_info and "
+        "benchmarks with fullname and stats)",
     ])
+    result.stdout.no_fnmatch_line("*passed*")
     assert {path.name: path.read_text() for path in folder.iterdir()} == files
 
 
@@ -164,12 +168,19 @@ def test_compare_with_one_named_good_run_goes_on_despite_a_broken_one(run_fssgd,
     result = run_fssgd("--benchmark-compare=0001", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
     result.assert_outcomes(passed=2)
     result.stderr.fnmatch_lines(["Comparing against benchmarks from: *0001_good.json"])
+    # Nothing timed, nothing compared: a comparison that measured nothing is never a pass.
+    assert result.ret == NOT_MEASURED
+    result.stdout.fnmatch_lines(["fssgd-bench: NOT MEASURED: --benchmark-compare: no benchmark was timed "
+                                 "(--benchmark-disable)"])
 
 
-def test_compare_without_any_saved_run_says_so_and_goes_on(run_fssgd):
-    result = run_fssgd("--benchmark-compare", "--benchmark-disable", "--devices", "cpu", "--solvers", "numpy_loop")
-    result.assert_outcomes(passed=2)
-    result.stderr.fnmatch_lines(["*Can't compare. No benchmark files in *Can't load the previous benchmark."])
+def test_compare_without_any_saved_run_is_not_measured_before_anything_runs(run_fssgd):
+    result = run_fssgd("--benchmark-compare", "--fail-on-slower=10%", "--devices", "cpu", "--solvers", "numpy_loop")
+    assert result.ret == NOT_MEASURED
+    result.stderr.fnmatch_lines(["*fssgd-bench: NOT MEASURED: --benchmark-compare: no saved run in *.benchmarks/*"
+                                 " to compare with (a first run, or another environment's folder: save one with "
+                                 "--benchmark-autosave)"])
+    result.stdout.no_fnmatch_line("*passed*")
 
 
 def test_compare_with_a_run_that_is_not_there_is_a_usage_error(run_fssgd, pytester):

@@ -15,14 +15,15 @@ pytest.importorskip("asv.step_detect", reason="the history extra (asv) is not in
 LOOP = Key("tf1_while_loop", "cpu", 1000)
 
 
-def saved_run(folder, index, ratio, cpu="Test CPU", noise=None):
-    """Run `index` of a history: commit `index` a day after the one before, tf1_while_loop at this × numpy_loop."""
+def saved_run(folder, index, ratio, cpu="Test CPU", noise=None, **fssgd):
+    """Run `index` of a history: commit `index` a day after the one before, tf1_while_loop at this × numpy_loop;
+    fssgd: what else its environment records."""
     noise = noise or random.Random(index)
     entries = [benchmark_entry("numpy_loop", "cpu", 1000, 10.0),
                benchmark_entry(LOOP.solver, "cpu", 1000, 10.0 * ratio, ratio=ratio * math.exp(noise.gauss(0, 0.02)),
                                spread=0.04, trials=7)]
     document = result_document(entries, profile="quick")
-    document["machine_info"]["fssgd"]["cpu_model"] = cpu
+    document["machine_info"]["fssgd"].update(cpu_model=cpu, **fssgd)
     document["commit_info"] = {"id": f"{index:07x}".ljust(40, "0"), "time": f"2026-01-{index + 1:02d}T00:00:00+00:00",
                                "dirty": False}
     # Named against their order, so that only the commit times can put them in it.
@@ -60,6 +61,18 @@ def test_runs_from_two_cpu_models_are_two_series_not_a_change(tmp_path):
         saved_run(tmp_path, index, 0.9, cpu="Other CPU")  # another machine: another level, not a regression
     found = history(runs_in([tmp_path])[0])
     assert sorted(dict(series.environment)["CPU"] for series in found) == ["Other CPU", "Test CPU"]
+    assert all(trend.changes == [] for series in found for trend in series.trends)
+
+
+@pytest.mark.parametrize("field, value, name, said", [("numpy", "2.3.0", "NumPy", "2.3.0"),
+                                                      ("nvidia_gpus", ["NVIDIA H200, 570.86"], "GPU", "NVIDIA H200, 570.86")])
+def test_runs_with_another_numpy_or_gpu_are_a_series_of_their_own(tmp_path, field, value, name, said):
+    for index in range(6):
+        saved_run(tmp_path, index, 0.6)
+    for index in range(6, 12):
+        saved_run(tmp_path, index, 0.9, **{field: value})
+    found = history(runs_in([tmp_path])[0])
+    assert len(found) == 2 and said in {dict(series.environment)[name] for series in found}
     assert all(trend.changes == [] for series in found for trend in series.trends)
 
 

@@ -19,7 +19,7 @@ packages beneath them. Every benchmark of either version is screened in passes (
 perf/gate/interleave.py) and judged (perf/gate/verdict.py); each one flagged is measured again alone.
 Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
 fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
-versions cannot start, is NOT MEASURED: exit 6 (perf/judge/outcome.py), never a pass. A usage error (an unknown
+versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never a pass. A usage error (an unknown
 device or solver, a revision that does not exist) exits 2 before anything is timed.
 """
 

@@ -28,11 +28,12 @@ import statistics
 from dataclasses import dataclass
 from functools import cache
 
+from perf.gate.versions import has_commit
+from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
 from perf.measure import TIMING_REFERENCE, Key
 from perf.report.rows import trial_ratios
 from perf.report.statistics import Interval
 
-DEFAULT_THRESHOLD = 0.10
 CONFIDENCE = 0.99  # the least coverage the change's interval is chosen for, two-sided
 VERDICTS = ("slower", "faster", "unchanged", "can't tell")
 
@@ -105,27 +106,92 @@ def compared(key: Key, then_info: dict, now_info: dict, threshold: float = DEFAU
 
 # As the terminal prints it, after pytest-benchmark's tables -------------------------------------------------------
 
-# What a saved run records about its environment that moves every ratio when it differs (machine_info.fssgd).
+# What a saved run records about its environment that moves every ratio when it differs (machine_info.fssgd): two
+# runs that differ in any of these are not like with like, and their comparison is NOT MEASURED.
 ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
+               ("NumPy", lambda fssgd: fssgd.get("numpy")),
                ("TensorFlow", lambda fssgd: " ".join(filter(None, [(fssgd.get("tensorflow") or {}).get(key)
                                                                    for key in ("distribution", "version")])) or "none"),
+               ("GPU", lambda fssgd: "; ".join(fssgd.get("nvidia_gpus") or ()) or "none"),
                ("threads", lambda fssgd: fssgd.get("threads_setting")),
                ("oneDNN", lambda fssgd: fssgd.get("onednn_setting")),
                ("profile", lambda fssgd: fssgd.get("profile")),
-               ("FSSGD_SLOWDOWN", lambda fssgd: fssgd.get("slowdown") or "unset"),
                ("FSSGD_SHRINK", lambda fssgd: fssgd.get("shrink") or "unset"))
+# Test tooling that stands in for a code change (perf/measure/trials.py): said, and judged as a change would be.
+STAND_INS = (("FSSGD_SLOWDOWN", lambda fssgd: fssgd.get("slowdown") or "unset"),)
+
+
+def differences(then: dict, now: dict, entries=ENVIRONMENT + STAND_INS) -> list[str]:
+    return [f"{name} {value(then)} then, {value(now)} now" for name, value in entries if value(then) != value(now)]
 
 
 def environment_line(then: dict, now: dict) -> str | None:
     """One line naming what differs between the two runs' environments, or None."""
-    differences = [f"{name} {value(then)} then, {value(now)} now" for name, value in ENVIRONMENT
-                   if value(then) != value(now)]
-    return f"Not like with like: {'; '.join(differences)}." if differences else None
+    found = differences(then, now)
+    return f"Not like with like: {'; '.join(found)}." if found else None
 
 
-def comparison_lines(then_document: dict, then_name: str, now_fssgd: dict, now_benchmarks: list[dict],
-                     threshold: float) -> tuple[list[str], list[Compared]]:
-    """The terminal's lines for this run against a saved one, and every benchmark judged SLOWER."""
+@dataclass(frozen=True)
+class Comparison:
+    """This run against a saved one, as the terminal says it: its lines, the benchmarks judged SLOWER, and why it
+    measured nothing it could stand behind (None where it did)."""
+
+    lines: list[str]
+    slower: list[Compared]
+    not_measured: str | None = None
+
+
+def reference_moves(then_benchmarks: list[dict], now_benchmarks: list[dict], threshold: float) -> list[str]:
+    """A line for each size at which the timing reference's own time a step moved past threshold: every ratio to it
+    moved the other way (a slower numpy_loop makes every benchmark look faster), though no verdict is wrong for it."""
+    def per_step(benchmarks):
+        found = {}
+        for bench in benchmarks:
+            info = bench.get("extra_info") or {}
+            if (info.get("solver"), info.get("device")) == TIMING_REFERENCE and info.get("trial_medians_s"):
+                found[info["n"]] = statistics.median(info["trial_medians_s"]) / info["iterations"]
+        return found
+
+    then, now = per_step(then_benchmarks), per_step(now_benchmarks)
+    lines = []
+    for n in sorted(then.keys() & now.keys()):
+        factor = now[n] / then[n]
+        if abs(math.log(factor)) > math.log1p(threshold):
+            lines.append(f"{TIMING_REFERENCE[0]} itself {max(factor, 1 / factor):.2f}x "
+                         f"{'slower' if factor > 1 else 'faster'} at n = {n:,} than in the saved run: every ratio at "
+                         f"that size moved the other way with it (the machine's speed, or NumPy's).")
+    return lines
+
+
+def gate_line(then_document: dict, undecided: list[Compared], threshold: float, commit_here) -> str:
+    """The one command that decides the CAN'T TELL rows: the gate of the saved run's commit against the working tree,
+    for those benchmarks alone; or why there is none. commit_here(id): whether this repository has that commit."""
+    commit = then_document.get("commit_info") or {}
+    if commit.get("id") in (None, "", "unversioned", "unknown"):  # pytest-benchmark's words for none
+        return "The saved run records no commit, so no gate can time its code beside this one."
+    if commit.get("dirty"):
+        return (f"The saved run was made from {commit['id'][:10]} with uncommitted changes, so no gate can time its "
+                f"code beside this one.")
+    if not commit_here(commit["id"]):
+        return f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it here."
+    profile = (then_document["machine_info"].get("fssgd") or {}).get("profile") or "quick"
+    options = [f"--solvers {','.join(dict.fromkeys(result.key.solver for result in undecided))}",
+               f"--devices {','.join(dict.fromkeys(result.key.device for result in undecided))}",
+               f"--sizes {','.join(str(n) for n in sorted({result.key.n for result in undecided}))}"]
+    if profile != "quick":
+        options.insert(2, f"--profile {profile}")
+    if threshold != DEFAULT_THRESHOLD:
+        options.append(f"--threshold {threshold:.0%}")
+    return (f"CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
+            f"beside the working tree: python -m perf.gate {commit['id'][:10]} {' '.join(options)}")
+
+
+def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchmarks: list[dict], threshold: float,
+               devices: list[str] = (), allow_unavailable: bool = False, commit_here=has_commit) -> Comparison:
+    """This run against a saved one: every benchmark both runs timed, judged. NOT MEASURED where the runs are not like
+    with like, where they have no benchmark in common to judge, or where nothing was judged on one of devices (the
+    devices the run was asked for by name)."""
+    then_fssgd = then_document["machine_info"].get("fssgd") or {}
     then_by_name = {bench.get("fullname"): bench for bench in then_document["benchmarks"]}
     found = []
     for bench in now_benchmarks:
@@ -138,15 +204,18 @@ def comparison_lines(then_document: dict, then_name: str, now_fssgd: dict, now_b
              f"paired ratios) and the change, with its interval over both runs' trials "
              f"({min((result.change.coverage for _, result in found), default=CONFIDENCE):.1%}); threshold "
              f"{threshold:.0%}."]
-    if line := environment_line(then_document["machine_info"].get("fssgd") or {}, now_fssgd):
+    if line := environment_line(then_fssgd, now_fssgd):
         lines.append(line)
     then_infos = [bench.get("extra_info") or {} for bench in then_document["benchmarks"]]
     if any("trial_medians_s" in info and "trial_processes" not in info for info in then_infos):
         lines.append("The saved run's trials shared one process (it was made before each trial had a worker process "
                      "of its own): its intervals miss the variation between processes, so a verdict against it is "
                      "less sure than its interval says.")
+    lines += reference_moves(then_document["benchmarks"], now_benchmarks, threshold)
     if not found:
-        return lines + ["No benchmark of this run has trials in both runs to compare."], []
+        return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "
+                                     f"timed now, {len(then_by_name)} in {then_name}; {TIMING_REFERENCE[0]}, the "
+                                     f"timing reference, is not judged)")
     width = max(len(name) for name, _ in found)
     lines.append(f"{'benchmark':<{width}}  {'then':>9}  {'now':>9}  {'change':<24}  verdict")
     for name, result in found:
@@ -157,4 +226,15 @@ def comparison_lines(then_document: dict, then_name: str, now_fssgd: dict, now_b
         lines.append(f"{name:<{width}}  {result.then:>9.4g}  {result.now:>9.4g}  {change:<24}  {verdict}")
     counts = {verdict: sum(result.verdict == verdict for _, result in found) for verdict in VERDICTS}
     lines.append(", ".join(f"{count} {verdict.upper()}" for verdict, count in counts.items() if count))
-    return lines, [result for _, result in found if result.verdict == "slower"]
+    results = [result for _, result in found]
+    if undecided := [result for result in results if result.verdict == "can't tell"]:
+        lines.append(gate_line(then_document, undecided, threshold, commit_here))
+    slower = [result for result in results if result.verdict == "slower"]
+    if unlike := differences(then_fssgd, now_fssgd, ENVIRONMENT):
+        return Comparison(lines, slower, f"not like with like ({'; '.join(unlike)}): its verdicts do not count")
+    if missed := [device for device in devices if not any(result.key.device == device for result in results)]:
+        said = f"nothing judged on {', '.join(missed)}, which --devices asked for"
+        if not allow_unavailable:
+            return Comparison(lines, slower, f"{said} ({ALLOW_UNAVAILABLE} passes a device with nothing to compare)")
+        lines.append(f"{said[0].upper()}{said[1:]}: allowed by {ALLOW_UNAVAILABLE}.")
+    return Comparison(lines, slower)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.compare import ENVIRONMENT, shift_interval
+from perf.report.compare import ENVIRONMENT, STAND_INS, shift_interval
 from perf.report.runs import Run, load_run
 from perf.report.statistics import Interval
 from perf.storage import RunError
@@ -100,7 +100,7 @@ def series_of(runs: list[Run]) -> list[Series]:
     """The runs split by environment, each series in commit order (the run's own time breaking ties)."""
     found = {}
     for run in runs:
-        environment = tuple((name, str(value(run.fssgd))) for name, value in ENVIRONMENT)
+        environment = tuple((name, str(value(run.fssgd))) for name, value in ENVIRONMENT + STAND_INS)
         found.setdefault(environment, Series(environment)).points.append(point(run))
     for series in found.values():
         series.points.sort(key=lambda entry: (entry.when, entry.run.document.get("datetime") or "", entry.name))
