@@ -5,16 +5,18 @@ import json
 import math
 import random
 import shutil
+import subprocess
+import sys
 
 import pytest
 from helpers import benchmark_entry, result_document, write_run
 from pytest_benchmark.utils import get_machine_id
 from scipy.stats import mannwhitneyu
 
-from perf.measure import Key
-from perf.measure.worker import ROOT
 from perf.gate.versions import has_commit
 from perf.judge.outcome import DEFAULT_THRESHOLD, NOT_MEASURED
+from perf.measure import Key
+from perf.measure.worker import ROOT
 from perf.report.compare import comparison, compared, environment_line, gate_line, rank_sum_cdf, shift_interval
 
 KEY = Key("tf1_while_loop", "cpu", 1000)
@@ -99,6 +101,17 @@ def test_the_timing_reference_and_untimed_benchmarks_are_not_judged():
 
 FSSGD = {"cpu_model": "AMD EPYC", "numpy": "2.4.6", "tensorflow": {"distribution": "tensorflow-cpu", "version": "2.21.0"},
          "threads_setting": "TF default", "onednn_setting": "TF default", "profile": "quick"}
+
+
+def test_the_environment_a_run_records_is_the_same_before_tensorflow_is_imported_and_after():
+    # pytest-benchmark compares machine_info as a run starts, before any benchmark imported TensorFlow in the pytest
+    # process, with the saved run's, recorded as that run ended: a difference warns on every comparison. In a process
+    # of its own, as this test process may have imported TensorFlow already.
+    check = ("from perf.measure import environment; from solvers import tensorflow_support; "
+             "before = environment.describe('quick'); tensorflow_support.import_tensorflow(); "
+             "assert environment.describe('quick') == before, before")
+    result = subprocess.run([sys.executable, "-c", check], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 def test_a_different_cpu_numpy_gpu_or_thread_setting_is_said_first_in_one_line():

@@ -90,8 +90,10 @@ def describe(profile: str) -> dict:
     distribution = tensorflow_distribution()
     if distribution:
         info["tensorflow"] = {"distribution": distribution[0], "version": distribution[1]}
-        # Build details need the import; only take them when this run already paid for it.
-        if "tensorflow" in sys.modules and not tensorflow_support.unavailable_reason():
+        # Build details need the import, taken wherever TensorFlow imports: pytest-benchmark compares machine_info as
+        # the run starts, before any benchmark has imported it, with the saved run's, recorded as that run ended.
+        # Details present at one end only would make it warn on every comparison that the machine had changed.
+        if not tensorflow_support.unavailable_reason():
             tf = sys.modules["tensorflow"]
             build = tf.sysconfig.get_build_info()
             info["tensorflow"].update(
