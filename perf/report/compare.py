@@ -158,8 +158,9 @@ def reference_moves(then_benchmarks: list[dict], now_benchmarks: list[dict], thr
         factor = now[n] / then[n]
         if abs(math.log(factor)) > math.log1p(threshold):
             lines.append(f"{TIMING_REFERENCE[0]} itself {max(factor, 1 / factor):.2f}x "
-                         f"{'slower' if factor > 1 else 'faster'} at n = {n:,} than in the saved run: every ratio at "
-                         f"that size moved the other way with it (the machine's speed, or NumPy's).")
+                         f"{'slower' if factor > 1 else 'faster'} at n = {n:,} than in the saved run: the ratios cancel "
+                         f"the machine's speed, but not a change of its own (its code's, NumPy's), which moves every "
+                         f"ratio at that size the other way.")
     return lines
 
 
