@@ -134,8 +134,10 @@ def check_saved_runs(folder: Path, machine_id: str, compare) -> list[str]:
         raise NotMeasured(f"--benchmark-compare: the saved run to compare with cannot be read, so nothing was run; it "
                           f"is left as it is (move it out of the folder, or name another with "
                           f"--benchmark-compare=NNNN): {'; '.join(broken)}")
+    if compare is not True:
+        return []
     return [f"{path} cannot be read ({error}): left out; only {compared[0].name} is compared"
-            for path in candidates[:-1] if compare is True and (error := unreadable(path))]
+            for path in saved[:-1] if (error := unreadable(path))]
 
 
 def unreadable(path: Path) -> str | None:

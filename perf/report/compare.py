@@ -142,8 +142,9 @@ class Comparison:
 
 
 def reference_moves(then_benchmarks: list[dict], now_benchmarks: list[dict], threshold: float) -> list[str]:
-    """A line for each size at which the timing reference's own time a step moved past threshold: every ratio to it
-    moved the other way (a slower numpy_loop makes every benchmark look faster), though no verdict is wrong for it."""
+    """A line for each size at which the timing reference's own time a step moved past threshold. The machine's speed
+    moves it and the others alike, and their ratios cancel it; a change of numpy_loop's own does not cancel (a slower
+    numpy_loop makes every benchmark look faster), and the reference is never judged itself, so it is said."""
     def per_step(benchmarks):
         found = {}
         for bench in benchmarks:
