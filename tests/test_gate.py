@@ -54,6 +54,13 @@ def test_an_unknown_device_or_a_threshold_without_its_sign_is_a_usage_error_befo
     assert message in result.stderr and "gate: seed" not in result.stderr  # stopped before the first pass
 
 
+def test_end_to_end_an_unknown_solver_is_a_usage_error_that_names_the_solvers_there_are(run_gate):
+    result, report = run_gate("HEAD", ".", "--solvers", "numpy_lop")
+    assert result.returncode == USAGE_ERROR and report is None and "Traceback" not in result.stderr
+    assert "python -m perf.gate: error: --solvers: no version has numpy_lop (this tree's solvers: numpy_loop, " in (
+        result.stderr)
+
+
 def test_end_to_end_a_device_nothing_runs_on_is_not_measured_and_says_why(run_gate):
     # numpy_loop runs on the CPU only: on any machine, GPU or not, nothing can be timed on gpu.
     result, report = run_gate("HEAD", ".", "--solvers", "numpy_loop", "--devices", "gpu", "--sizes", "1000")

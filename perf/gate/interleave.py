@@ -26,6 +26,7 @@ from typing import NamedTuple
 from perf.gate.versions import GateError, GateUsageError
 from perf.measure import Key
 from perf.measure.worker import CPU_VARIABLE, Worker
+from solvers import REGISTRY
 
 # The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
 # A/A runs its intervals were narrower pinned, so a real slowdown clears them sooner (docs/gate.md).
@@ -78,7 +79,9 @@ def benchmarks_of(found: dict, solvers: list[str] | None, devices: list[str], pr
     """Every benchmark of the named solvers, or of every version's registry: one a version lacks is not left out."""
     known = list(dict.fromkeys(name for listing in found.values() for name in listing))
     if unknown := [name for name in solvers or () if name not in known]:
-        raise GateUsageError(f"--solvers: no version has {', '.join(unknown)}; they have {', '.join(known)}")
+        # The versions listed only the names asked for (importing no other package), so the hint is this tree's.
+        raise GateUsageError(f"--solvers: no version has {', '.join(unknown)} (this tree's solvers: "
+                             f"{', '.join(REGISTRY)})")
     names = solvers or known
     return [Key(name, device, n) for name in names for device in devices for n in profile.sizes]
 
