@@ -10,7 +10,8 @@ from solvers.answers import TOLERANCE
 from solvers.problem import SEED_N, seed_problem
 
 # Raw x at lr 1e-4: the original NumPy loop, the same loop without redundant passes, the in-graph loops.
-# Standardized x at lr 0.1: the same NumPy and in-graph loops. tf1_feed_dict is left out: ~40 s a round here.
+# Standardized x at lr 0.1: the same NumPy and in-graph loops. tf1_feed_dict is left out: its round of every raw
+# step, one Session.run each, is the slowest round of the suite by far (docs/results/README.md#wall-times).
 SOLVERS = ("numpy_loop", "numpy_lean", "tf1_while_loop", "tf2_function_xla",
            "numpy_standardized", "tf1_while_loop_standardized")
 

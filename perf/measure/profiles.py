@@ -54,9 +54,9 @@ PROFILES = {
     "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7),
     # The n-sweep the report fits t = α + β·n to.
     "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), steps=1_000, trials=5, rounds_per_trial=5),
-    # The original question itself, in minutes: its two programs and the in-graph loops run all 1e5 steps (a
-    # tf1_feed_dict round takes tens of seconds, so three trials of one round); per-step solvers whose round would
-    # pass 5 s (tf2_eager's takes minutes) run fewer, and the summary says so.
+    # The original question itself: its two programs and the in-graph loops run all 1e5 steps (a tf1_feed_dict
+    # round of them is long, so three trials of one round); per-step solvers whose round would pass 5 s (tf2_eager's,
+    # one eager step at a time) run fewer, and the summary says so. Wall times: docs/results/README.md#wall-times.
     "seed": Profile(sizes=(SEED_N,), steps=SEED_ITERATIONS, trials=3, rounds_per_trial=1, full_warm_up=False,
                     max_round_s=5.0, full_count_solvers=("numpy_loop", "tf1_feed_dict")),
 }

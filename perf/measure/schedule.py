@@ -2,8 +2,8 @@
 order shuffled anew each pass, so that a benchmark's trials spread over the whole run.
 
 Why passes. Taken one benchmark after another, a benchmark's trials all fell within seconds of each other, inside
-one spell of the machine; spells that last tens of seconds moved a TensorFlow benchmark's ratio to numpy_loop by
-15-45% between identical runs while its trials agreed within a run (docs/measurement.md, "Passes"). Spread over
+one spell of the machine; longer spells moved a TensorFlow benchmark's ratio to numpy_loop between identical runs
+far more than its trials disagreed within a run (figures: docs/measurement.md, "Passes"). Spread over
 the run, the trials sample as many spells as processes, and the interval between them holds both.
 """
 

@@ -1,5 +1,5 @@
 """python -m perf.research.seed_programs: the question's own two programs, written from the seed report as it gives
-them (../shared/DESIGN.md), timed as whole programs: their µs per step, to hold the suite's figures against.
+them (README.md, the question), timed as whole programs: their µs per step, to hold the suite's figures against.
 
 Nothing of the suite is used: plain NumPy, and TensorFlow 1's API through tensorflow.compat.v1, each run once in a
 fresh process at the seed's size (1,000 points, 1e5 steps, lr 1e-4) and timed around its loop, as the learner timed
