@@ -31,7 +31,7 @@ from functools import cache
 from perf.gate.versions import has_commit
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.rows import trial_ratios
+from perf.report.rows import rows_of, trial_ratios
 from perf.report.statistics import Interval
 
 CONFIDENCE = 0.99  # the least coverage the change's interval is chosen for, two-sided
@@ -145,13 +145,8 @@ def reference_moves(then_benchmarks: list[dict], now_benchmarks: list[dict], thr
     """A line for each size at which the timing reference's own time a step moved past threshold. The machine's speed
     moves it and the others alike, and their ratios cancel it; a change of numpy_loop's own does not cancel (a slower
     numpy_loop makes every benchmark look faster), and the reference is never judged itself, so it is said."""
-    def per_step(benchmarks):
-        found = {}
-        for bench in benchmarks:
-            info = bench.get("extra_info") or {}
-            if (info.get("solver"), info.get("device")) == TIMING_REFERENCE and info.get("trial_medians_s"):
-                found[info["n"]] = statistics.median(info["trial_medians_s"]) / info["iterations"]
-        return found
+    def per_step(benchmarks):  # as the run's tables give it (rows_of): the anchor of every µs per step
+        return {row.key.n: row.per_step_us for row in rows_of(benchmarks)[0] if row.is_timing_reference}
 
     then, now = per_step(then_benchmarks), per_step(now_benchmarks)
     lines = []
