@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.rows import Row, trial_ratios
+from perf.report.rows import Row
 from perf.report.statistics import Interval, t_interval
 
 REFERENCE_SOLVER = TIMING_REFERENCE[0]
@@ -133,8 +133,7 @@ def step_us(rows: dict[Key, Row], solver: str | None, device: str, n: int) -> In
 
 def per_process_ratios(row: Row) -> dict[int, float]:
     """The row's trial ratios by the worker process each ran in; {} in a run whose trials shared one process."""
-    processes, ratios = row.get("trial_processes"), trial_ratios(row.info)
-    return dict(zip(processes, ratios)) if processes and len(processes) == len(ratios) else {}
+    return dict(zip(row.trial_processes, row.trial_ratios)) if len(row.trial_processes) == len(row.trial_ratios) else {}
 
 
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:

@@ -17,7 +17,7 @@ def size_tables(rows: dict) -> list[str]:
         limits = [(solver, rows[solver, "cpu", n]) for solver in (analysis.ROOFLINE_SOLVER, analysis.ALGEBRAIC_LIMIT_SOLVER)
                   if (solver, "cpu", n) in rows]
         cells = [
-            [f"`{key.solver}`", number(row.per_step_us), number(row.get("setup_s")),
+            [f"`{key.solver}`", number(row.per_step_us), number(row.setup_s),
              with_interval(row.ratio) if reference else "—"]
             + [number(row.per_step_us / limit.per_step_us) for _, limit in limits]
             + [number(row.iterations), number(row.trials), number(row.rounds)]

@@ -10,28 +10,36 @@ from perf.report.statistics import Interval, median_interval
 
 @dataclass(frozen=True)
 class Row:
-    """One timed benchmark of a run."""
+    """One timed benchmark of a run: all that the report, the history, the comparison and the studies read of it."""
 
     key: Key
+    name: str  # pytest-benchmark's, as the comparison prints it
     study: str | None  # extra_info["figure"]: the iteration sweep or time to accuracy; None in the per-step tables
     per_step_us: float
     ratio: Interval | None  # × the timing reference, paired trial by trial; exactly 1 for the reference itself
+    trial_ratios: tuple[float, ...]  # per trial, × the timing reference beside it (ratio: their median); () unpaired
+    trial_processes: tuple[int, ...]  # per trial, its worker process; () where the trials shared the pytest process
     iterations: int
-    trials: int | None
     rounds: int | None
     median_s: float | None  # pytest-benchmark's median round
-    # The anchor of per_step_us: the timing reference's lower-quartile µs per step over the run's trials at n, and
-    # their count.
-    reference_us: float | None
-    reference_trials: int
-    info: dict = field(repr=False)  # everything the benchmark recorded, for what a study reads of its own
+    reference_us: float | None  # the anchor of per_step_us: the timing reference's lower-quartile µs per step at n
+    reference_trials: int  # the run's trials of the timing reference at n that quartile is taken over
+    info: dict = field(repr=False)  # the benchmark's own extra_info: a study's own keys, and where derived keys go
+    # RECORDED: read as the benchmark recorded them (docs/extra-info.md), None where it recorded none.
+    trials: int | None
+    setup_s: float | None
+    first_run_s: float | None
+    dtype: str | None
+    device_name: str | None
+    tensorflow: str | None
+    steps_reduced_from: int | None
 
     @property
     def is_timing_reference(self) -> bool:
         return (self.key.solver, self.key.device) == TIMING_REFERENCE
 
-    def get(self, name: str, default=None):
-        return self.info.get(name, default)
+
+RECORDED = ("trials", "setup_s", "first_run_s", "dtype", "device_name", "tensorflow", "steps_reduced_from")
 
 
 def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
@@ -65,7 +73,8 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
             notes.append(f"{benchmark.get('name', '?')}: a second {key.name} in one run, skipped")
             continue
         seen.add(key)
-        ratio = paired_ratio(info) if not study else None
+        ratios = trial_ratios(info)
+        ratio = median_interval(ratios) if ratios and not study else None
         if not study and (key.solver, key.device) == TIMING_REFERENCE:
             ratio = Interval(1.0, 1.0, 1.0)
         pool = pools.get(key.n, []) if not study and ratio else []
@@ -77,8 +86,9 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
         else:
             per_step_us = float(info["per_iteration_us"])  # a run from before trials: its own per-step time
         stats = benchmark.get("stats") or {}
-        rows.append(Row(key, study, per_step_us, ratio, info["iterations"], info.get("trials"), stats.get("rounds"),
-                        stats.get("median"), reference_us, len(pool), info))
+        rows.append(Row(key, benchmark.get("name", "?"), study, per_step_us, ratio, tuple(ratios),
+                        tuple(info.get("trial_processes") or ()), info["iterations"], stats.get("rounds"),
+                        stats.get("median"), reference_us, len(pool), info, **{name: info.get(name) for name in RECORDED}))
     return rows, notes
 
 
@@ -107,12 +117,6 @@ def trial_ratios(info: dict) -> list[float]:
         return []
     steps, reference_steps = info["iterations"], info.get("reference_iterations", info["iterations"])
     return [(median / steps) / (reference / reference_steps) for median, reference in zip(medians, beside, strict=True)]
-
-
-def paired_ratio(info: dict) -> Interval | None:
-    """The median of the trials' ratios to the timing reference rounds beside them."""
-    ratios = trial_ratios(info)
-    return median_interval(ratios) if ratios else None
 
 
 def positive(value) -> bool:

@@ -42,10 +42,10 @@ class Run:
         """TF version · devices · profile, read from what the run recorded about itself."""
         every = [*self.rows.values(), *(row for rows in self.studies.values() for row in rows)]
         version = (self.fssgd.get("tensorflow") or {}).get("version") or next(
-            (row.get("tensorflow") for row in every if row.get("tensorflow")), None)
+            (row.tensorflow for row in every if row.tensorflow), None)
         devices = []
         for device in sorted({row.key.device for row in every}):
-            names = {row.get("device_name") for row in every if row.key.device == device and row.get("device_name")}
+            names = {row.device_name for row in every if row.key.device == device and row.device_name}
             devices.append(f"{device} ({names.pop()})" if device != "cpu" and len(names) == 1 else device)
         parts = [f"TF {version}" if version else "no TF", "+".join(devices)]
         return " · ".join(parts + ([self.fssgd["profile"]] if self.fssgd.get("profile") else []))

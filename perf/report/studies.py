@@ -30,14 +30,14 @@ class SweepFit(NamedTuple):
 
 def measured_total_s(row: Row) -> float:
     """From nothing to an answer at K: setup, then the first run(K) (the median run where older runs lack it)."""
-    return row.get("setup_s") + (row.get("first_run_s") or row.median_s)
+    return row.setup_s + (row.first_run_s or row.median_s)
 
 
 def fit_sweep(rows: list[Row]) -> dict:
     """Per (solver, device) measured at two or more K: setup apart, and the line through the timed runs."""
     series = {}
     for row in rows:
-        if isinstance(row.get("setup_s"), (int, float)) and row.median_s:
+        if isinstance(row.setup_s, (int, float)) and row.median_s:
             series.setdefault((row.key.solver, row.key.device), []).append(row)
     fits = {}
     for pair, points in sorted(series.items()):
@@ -48,8 +48,8 @@ def fit_sweep(rows: list[Row]) -> dict:
         # thousands of steps cost, so the per-step slope comes from the runs alone.
         per_call_s, per_step_s, residual = weighted_line(counts, [point.median_s for point in points])
         one_off_s, _, _ = weighted_line(counts, [measured_total_s(point) for point in points])
-        fits[pair] = SweepFit(median(point.get("setup_s") for point in points),
-                              median(measured_total_s(point) - point.get("setup_s") - point.median_s for point in points),
+        fits[pair] = SweepFit(median(point.setup_s for point in points),
+                              median(measured_total_s(point) - point.setup_s - point.median_s for point in points),
                               per_call_s * 1e6, per_step_s * 1e6, residual, one_off_s, tuple(sorted(set(counts))))
     return fits
 
@@ -76,17 +76,17 @@ def fastest_standardized(rows: list[Row]) -> dict:
     """Median wall time of the fastest standardized-x solver per (device, dtype): what raw x is compared with."""
     fastest = {}
     for row in rows:
-        if row.get("x_scaling") == "standardized":
-            key = row.key.device, row.get("dtype")
+        if row.info.get("x_scaling") == "standardized":
+            key = row.key.device, row.dtype
             fastest[key] = min(fastest.get(key, row.median_s), row.median_s)
     return fastest
 
 
 def accuracy_cells(row: Row, standardized_s: float | None) -> list:
-    reached = row.get("time_to_accuracy") or {}
+    reached = row.info.get("time_to_accuracy") or {}
     steps = number(reached.get("iterations"))
-    return [f"`{row.key.solver}`", row.key.device, row.get("x_scaling", "—"),
-            f"{row.get('lr'):g}" if row.get("lr") else "—",
+    return [f"`{row.key.solver}`", row.key.device, row.info.get("x_scaling", "—"),
+            f"{row.info['lr']:g}" if row.info.get("lr") else "—",
             steps if reached.get("reached") else f"not reached within {steps}",
             number(row.median_s), number(row.per_step_us),
             f"{'yes' if reached.get('reached') else 'no'} ({reached.get('error', float('nan')):.5g})",
@@ -99,9 +99,9 @@ def accuracy_section(rows: list[Row]) -> list[str]:
         return []
     # Same dtype, same device: the same precision asked of both, on the same hardware.
     standardized_s = fastest_standardized(rows)
-    ordered = sorted(rows, key=lambda row: (row.key.device, row.get("x_scaling") != "raw", row.median_s))
-    cells = [accuracy_cells(row, standardized_s.get((row.key.device, row.get("dtype")))) for row in ordered]
-    targets = {(row.get("time_to_accuracy") or {}).get("target") for row in rows} - {None}
+    ordered = sorted(rows, key=lambda row: (row.key.device, row.info.get("x_scaling") != "raw", row.median_s))
+    cells = [accuracy_cells(row, standardized_s.get((row.key.device, row.dtype))) for row in ordered]
+    targets = {(row.info.get("time_to_accuracy") or {}).get("target") for row in rows} - {None}
     target = ", ".join(f"{value:g}" for value in sorted(targets)) or "?"
     return [f"Wall time to (w, b) within a relative error of {target} of the closed form (least squares), both "
             "coefficients. Steps are the float64 expected answer's first step within the target, tightened by the "

@@ -42,7 +42,7 @@ def summary_lines(benchmarks: list[dict], setting: str) -> list[str]:
 def device_table(rows: dict, device: str) -> list[str]:
     """One row per solver, and for each size its µs per step and its ratio to the timing reference."""
     sizes = sorted({key.n for key in rows if key.device == device})
-    names = {row.get("device_name") for key, row in rows.items() if key.device == device and row.get("device_name")}
+    names = {row.device_name for key, row in rows.items() if key.device == device and row.device_name}
     # Sorted by the size the question is about, so the table reads from the fastest to the slowest there.
     order_n = analysis.question_n(rows, device)
     solvers = sorted({key.solver for key in rows if key.device == device},
@@ -65,7 +65,7 @@ def fewer_steps(rows: dict, device: str) -> list[str]:
     """What the solvers that ran fewer steps than the profile asked (a round budget) would take for them all."""
     lines = []
     for key, row in sorted(rows.items()):
-        if key.device == device and (asked := row.get("steps_reduced_from")):
+        if key.device == device and (asked := row.steps_reduced_from):
             scaled_s = row.per_step_us * asked * 1e-6
             lines.append(f"  {key.solver} at n = {key.n:,} ran {row.iterations:,} steps a round, not {asked:,}: "
                          f"{asked:,} steps at its µs/step would take {number(scaled_s)} s")
