@@ -24,7 +24,8 @@ KEY = Key("tf1_while_loop", "cpu", 1000)
 
 def info(ratios, processes=True):
     """A benchmark's extra_info whose trials have these ratios to the timing reference."""
-    found = {"iterations": 1000, "reference_iterations": 1000, "trial_medians_s": [0.02 * ratio for ratio in ratios],
+    found = {"iterations": 1000, "reference_iterations": 1000, "trials": len(ratios),
+             "trial_medians_s": [0.02 * ratio for ratio in ratios],
              "reference_trial_medians_s": [0.02] * len(ratios), "solver": KEY.solver, "device": KEY.device, "n": KEY.n}
     if processes:
         found["trial_processes"] = list(range(len(ratios)))
@@ -59,8 +60,8 @@ def test_the_shift_interval_holds_the_estimate_and_states_its_exact_coverage():
 
 
 def test_one_stray_trial_in_seven_moves_the_change_little_and_gives_no_false_verdict():
-    steady = compared(KEY, info(spread(1.0)), info(spread(1.0)))
-    stray = compared(KEY, info(spread(1.0)[:6] + [1.8]), info(spread(1.0)))
+    steady = compared(KEY, spread(1.0), spread(1.0))
+    stray = compared(KEY, spread(1.0)[:6] + [1.8], spread(1.0))
     assert steady.verdict == "unchanged" and abs(math.log(stray.change.value)) < 0.03
     # Its seven differences with the other run's trials are the smallest of 49: the 99% interval's end (the 5th)
     # lies among them, so the verdict is CAN'T TELL, never FASTER; the 95% interval's (the 9th) lies past them.
@@ -71,32 +72,32 @@ def test_one_stray_trial_in_seven_moves_the_change_little_and_gives_no_false_ver
 
 @pytest.mark.parametrize("factor, verdict", [(1.5, "slower"), (1 / 1.5, "faster"), (1.02, "unchanged")])
 def test_a_clear_change_of_more_than_the_threshold_is_named_and_a_small_one_is_unchanged(factor, verdict):
-    result = compared(KEY, info(spread(1.0, 0.01)), info(spread(factor, 0.01)))
+    result = compared(KEY, spread(1.0, 0.01), spread(factor, 0.01))
     assert result.verdict == verdict and result.change.value == pytest.approx(factor)
     assert result.then == pytest.approx(1.0) and result.now == pytest.approx(factor)
 
 
 def test_slower_needs_the_whole_interval_beyond_the_threshold():
-    result = compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)))
+    result = compared(KEY, spread(1.0, 0.005), spread(1.07, 0.005))
     assert result.change.low > 1 and result.verdict == "unchanged"
     assert 1.04 < result.change.low < 1.05 < result.change.value
-    assert compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)), threshold=0.05).verdict == "can't tell"
-    assert compared(KEY, info(spread(1.0, 0.005)), info(spread(1.07, 0.005)), threshold=0.04).verdict == "slower"
+    assert compared(KEY, spread(1.0, 0.005), spread(1.07, 0.005), threshold=0.05).verdict == "can't tell"
+    assert compared(KEY, spread(1.0, 0.005), spread(1.07, 0.005), threshold=0.04).verdict == "slower"
 
 
 def test_noisy_runs_cannot_tell_and_say_what_slowdown_they_could_have_called():
     then, now = spread(1.0, 0.3), spread(1.3, 0.3)
-    result = compared(KEY, info(then), info(now))
+    result = compared(KEY, then, now)
     assert result.verdict == "can't tell" and result.detectable > 1 + DEFAULT_THRESHOLD
     # Slowed by exactly that much more, the same trials are called SLOWER; a little less, they are not.
     extra = result.detectable / 1.3
-    assert compared(KEY, info(then), info([ratio * extra * 1.01 for ratio in now])).verdict == "slower"
-    assert compared(KEY, info(then), info([ratio * extra * 0.99 for ratio in now])).verdict == "can't tell"
+    assert compared(KEY, then, [ratio * extra * 1.01 for ratio in now]).verdict == "slower"
+    assert compared(KEY, then, [ratio * extra * 0.99 for ratio in now]).verdict == "can't tell"
 
 
 def test_the_timing_reference_and_untimed_benchmarks_are_not_judged():
-    assert compared(Key("numpy_loop", "cpu", 1000), info(spread(1.0)), info(spread(1.0))) is None
-    assert compared(KEY, {"solver": "tf1_while_loop"}, info(spread(1.0))) is None
+    assert compared(Key("numpy_loop", "cpu", 1000), spread(1.0), spread(1.0)) is None
+    assert compared(KEY, [], spread(1.0)) is None
 
 
 FSSGD = {"cpu_model": "AMD EPYC", "numpy": "2.4.6", "tensorflow": {"distribution": "tensorflow-cpu", "version": "2.21.0"},
@@ -231,14 +232,14 @@ def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_ben
 ])
 def test_where_no_gate_can_rebuild_the_saved_run_the_line_says_why(commit, here, said):
     then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": commit}
-    undecided = compared(KEY, info(spread(1.0, 0.3)), info(spread(1.3, 0.3)))
+    undecided = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))
     assert gate_line(then, [undecided], 0.10, lambda _: here) == said
 
 
 def test_the_gate_line_keeps_the_saved_runs_profile_and_a_threshold_that_is_not_the_default():
     then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": {"id": "0123456789abcdef", "dirty": False}}
-    undecided = [compared(Key("tf1_callable", "gpu", 10_000), info(spread(1.0, 0.3)), info(spread(1.3, 0.3))),
-                 compared(KEY, info(spread(1.0, 0.3)), info(spread(1.3, 0.3)))]
+    undecided = [compared(Key("tf1_callable", "gpu", 10_000), spread(1.0, 0.3), spread(1.3, 0.3)),
+                 compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))]
     assert gate_line(then, undecided, 0.05, lambda _: True).endswith(
         "python -m perf.gate 0123456789 --solvers tf1_callable,tf1_while_loop --devices gpu,cpu --profile full "
         "--sizes 1000,10000 --threshold 5%")

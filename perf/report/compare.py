@@ -31,7 +31,7 @@ from functools import cache
 from perf.gate.versions import has_commit
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.rows import rows_of, trial_ratios
+from perf.report.rows import Row, rows_of
 from perf.report.statistics import Interval
 
 CONFIDENCE = 0.99  # the least coverage the change's interval is chosen for, two-sided
@@ -81,9 +81,10 @@ def shift_interval(then: list[float], now: list[float], confidence: float = CONF
     return Interval(statistics.median(differences), differences[k - 1], differences[-k], 1 - 2 * cdf[k - 1])
 
 
-def compared(key: Key, then_info: dict, now_info: dict, threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
+def compared(key: Key, then_ratios: list[float], now_ratios: list[float],
+             threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
     """The verdict on one benchmark of both runs; None where it is the timing reference or either run lacks trials."""
-    then, now = trial_ratios(then_info), trial_ratios(now_info)
+    then, now = list(then_ratios), list(now_ratios)
     if (key.solver, key.device) == TIMING_REFERENCE or len(then) < 2 or len(now) < 2:
         return None
     log_shift = shift_interval([math.log(ratio) for ratio in then], [math.log(ratio) for ratio in now])
@@ -141,14 +142,12 @@ class Comparison:
     not_measured: str | None = None
 
 
-def reference_moves(then_benchmarks: list[dict], now_benchmarks: list[dict], threshold: float) -> list[str]:
+def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
     """A line for each size at which the timing reference's own time a step moved past threshold. The machine's speed
     moves it and the others alike, and their ratios cancel it; a change of numpy_loop's own does not cancel (a slower
     numpy_loop makes every benchmark look faster), and the reference is never judged itself, so it is said."""
-    def per_step(benchmarks):  # as the run's tables give it (rows_of): the anchor of every µs per step
-        return {row.key.n: row.per_step_us for row in rows_of(benchmarks)[0] if row.is_timing_reference}
-
-    then, now = per_step(then_benchmarks), per_step(now_benchmarks)
+    # Its µs per step as the run's tables give it: the anchor of every other.
+    then, now = ({row.key.n: row.per_step_us for row in rows if row.is_timing_reference} for rows in (then_rows, now_rows))
     lines = []
     for n in sorted(then.keys() & now.keys()):
         factor = now[n] / then[n]
@@ -189,30 +188,25 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     with like, where they have no benchmark in common to judge, or where nothing was judged on one of devices (the
     devices the run was asked for by name)."""
     then_fssgd = then_document["machine_info"].get("fssgd") or {}
-    then_by_name = {bench.get("fullname"): bench for bench in then_document["benchmarks"]}
-    found = []
-    for bench in now_benchmarks:
-        info, then = bench.get("extra_info") or {}, then_by_name.get(bench.get("fullname"))
-        if then and info.get("solver"):
-            key = Key(info["solver"], info["device"], info["n"])
-            if result := compared(key, then.get("extra_info") or {}, info, threshold):
-                found.append((bench["name"], result))
+    then_rows, now_rows = rows_of(then_document["benchmarks"])[0], rows_of(now_benchmarks)[0]
+    then_by_key = {row.key: row for row in then_rows if not row.study}
+    found = [(row.name, result) for row in now_rows if not row.study and row.key in then_by_key
+             if (result := compared(row.key, then_by_key[row.key].trial_ratios, row.trial_ratios, threshold))]
     lines = [f"Against {then_name}: per benchmark, × {TIMING_REFERENCE[0]} then and now (the median of the trials' "
              f"paired ratios) and the change, with its interval over both runs' trials "
              f"({min((result.change.coverage for _, result in found), default=CONFIDENCE):.1%}); threshold "
              f"{threshold:.0%}."]
     if line := environment_line(then_fssgd, now_fssgd):
         lines.append(line)
-    then_infos = [bench.get("extra_info") or {} for bench in then_document["benchmarks"]]
-    if any("trial_medians_s" in info and "trial_processes" not in info for info in then_infos):
+    if any(row.trials and not row.trial_processes for row in then_rows):
         lines.append("The saved run's trials shared one process (it was made before each trial had a worker process "
                      "of its own): its intervals miss the variation between processes, so a verdict against it is "
                      "less sure than its interval says.")
-    lines += reference_moves(then_document["benchmarks"], now_benchmarks, threshold)
+    lines += reference_moves(then_rows, now_rows, threshold)
     if not found:
         return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "
-                                     f"timed now, {len(then_by_name)} in {then_name}; {TIMING_REFERENCE[0]}, the "
-                                     f"timing reference, is not judged)")
+                                     f"timed now, {len(then_document['benchmarks'])} in {then_name}; "
+                                     f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)")
     width = max(len(name) for name, _ in found)
     lines.append(f"{'benchmark':<{width}}  {'then':>9}  {'now':>9}  {'change':<24}  verdict")
     for name, result in found:
