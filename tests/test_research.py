@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from perf.measure import Key
+from perf.report.rows import rows_of
 from perf.research import compare_study, worker_history
 from perf.research.seed_programs import seed_data
 from solvers.answers import TOLERANCE, mismatch
@@ -83,10 +83,12 @@ def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, 
 
 def quiet_runs(run_factors: list[float], trial_factors: list[float]):
     """Identical quiet runs of numpy_lean at n = 1,000, each trial's ratio run factor × trial factor, as loaded()."""
-    def info(run_factor):
-        return {"iterations": 10, "reference_trial_medians_s": [1.0] * len(trial_factors),
-                "trial_medians_s": [run_factor * trial for trial in trial_factors]}
-    return [({"kind": "quiet", "slowdown": None}, {Key("numpy_lean", "cpu", 1000): info(factor)}, {})
+    def benchmark(run_factor):
+        return {"name": "test_fssgd[numpy_lean-cpu-n1000]", "extra_info": {
+            "solver": "numpy_lean", "device": "cpu", "n": 1000, "iterations": 10,
+            "reference_trial_medians_s": [1.0] * len(trial_factors),
+            "trial_medians_s": [run_factor * trial for trial in trial_factors]}}
+    return [({"kind": "quiet", "slowdown": None}, {row.key: row for row in rows_of([benchmark(factor)])[0]})
             for factor in run_factors]
 
 

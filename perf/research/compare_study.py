@@ -37,7 +37,7 @@ from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
 from perf.report.compare import CONFIDENCE, compared
-from perf.report.rows import rows_of, trial_ratios
+from perf.report.rows import rows_of
 from perf.report.statistics import overlapping
 from perf.research.neighbour import noisy_neighbour
 from perf.research.seed_programs import STEPS
@@ -89,13 +89,11 @@ def record(out: Path, runs: int, neighbour: bool, slowed: float | None, seed_pro
 
 
 def loaded(out: Path) -> list[tuple[dict, dict]]:
-    """(manifest entry, {Key: extra_info}) per run, in the order they were made."""
+    """(manifest entry, {Key: Row} of the per-step tables) per run, in the order they were made."""
     found = []
     for entry in manifest(out):
-        document = json.loads((out / entry["file"]).read_text())
-        infos = {Key(b["extra_info"]["solver"], b["extra_info"]["device"], b["extra_info"]["n"]): b["extra_info"]
-                 for b in document["benchmarks"] if "trial_medians_s" in b["extra_info"]}
-        found.append((entry, infos, document))
+        benchmarks = json.loads((out / entry["file"]).read_text())["benchmarks"]
+        found.append((entry, {row.key: row for row in rows_of(benchmarks)[0] if not row.study}))
     return found
 
 
@@ -111,12 +109,12 @@ def tallies(runs, threshold: float) -> dict:
     plain = [run for run in runs if not run[0]["slowdown"]]
     pairs = list(itertools.combinations(plain, 2))
     pairs += [(then, now) for now in runs if now[0]["slowdown"] for then in plain]
-    for (then_entry, then_infos, _), (now_entry, now_infos, _) in pairs:
+    for (then_entry, then_rows), (now_entry, now_rows) in pairs:
         conditions = " and ".join(sorted({then_entry["kind"], now_entry["kind"]}))
         slowed, factor = slowed_names(now_entry), now_entry["slowdown"] and now_entry["slowdown"].split("=")[-1]
         pair_failed = False
-        for key in sorted(set(then_infos) & set(now_infos)):
-            result = compared(key, then_infos[key], now_infos[key], threshold)
+        for key in sorted(set(then_rows) & set(now_rows)):
+            result = compared(key, then_rows[key].trial_ratios, now_rows[key].trial_ratios, threshold)
             if result is None:
                 continue
             kind = f"slowed {factor}x, against {then_entry['kind']}" if key.solver in slowed else f"identical, {conditions}"
@@ -133,7 +131,7 @@ def agreement(runs) -> dict:
     STEADY benchmarks' ratios at n = 1,000 over every three quiet runs in a row and over all, the parts'
     half-widths, µs per step beside the seed's own programs."""
     quiet = [run for run in runs if run[0]["kind"] == "quiet" and not run[0]["slowdown"]]
-    rows = [{row.key: row for row in rows_of(document["benchmarks"])[0] if not row.study} for _, _, document in quiet]
+    rows = [run_rows for _, run_rows in quiet]
     overlaps = []
     for first, second in itertools.combinations(rows, 2):
         for key in set(first) & set(second):
@@ -152,7 +150,7 @@ def agreement(runs) -> dict:
             if part in parts:
                 parts[part].append(round((value.high - value.low) / 2 / value.value, 3))
     seed = []
-    for (entry, _, _), row in zip(quiet, rows):
+    for entry, row in quiet:
         if "seed_programs" in entry:
             suite = {program: row[Key(solver, "cpu", 1000)].per_step_us
                      for program, solver in (("numpy", "numpy_loop"), ("tensorflow", "tf1_feed_dict"))
@@ -162,7 +160,7 @@ def agreement(runs) -> dict:
             "spread max/min of × numpy_loop at n = 1,000 over quiet runs": spread,
             "parts' half-width / value at n = 1,000, per run": parts,
             "suite µs per step / seed program's, per run": seed,
-            "wall seconds per run": [round(entry["seconds"]) for entry, _, _ in runs]}
+            "wall seconds per run": [round(entry["seconds"]) for entry, _ in runs]}
 
 
 def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float = 0.95, false_flags: float = 0.01,
@@ -173,7 +171,7 @@ def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float 
     call `slowdown` in `caught` of comparisons of two runs, while calling identical runs SLOWER in at most
     `false_flags`; None where no number of trials would, the runs' own variation being too large. A normal model:
     the interval narrows with trials, the variation between runs does not."""
-    quiet = [infos for entry, infos, _ in runs if entry["kind"] == "quiet" and not entry["slowdown"]]
+    quiet = [rows for entry, rows in runs if entry["kind"] == "quiet" and not entry["slowdown"]]
     limit, shift, z = math.log1p(threshold), math.log(slowdown), norm.ppf((1 + CONFIDENCE) / 2)
 
     def holds(between: float, within: float, trials: int) -> tuple[float, float]:
@@ -182,8 +180,8 @@ def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float 
         return norm.cdf((shift - limit - half) / spread), norm.sf((limit + half) / spread)
 
     found = {}
-    for key in sorted(set.intersection(*(set(infos) for infos in quiet))) if len(quiet) > 2 else []:
-        logs = [[math.log(ratio) for ratio in trial_ratios(infos[key])] for infos in quiet]
+    for key in sorted(set.intersection(*(set(rows) for rows in quiet))) if len(quiet) > 2 else []:
+        logs = [[math.log(ratio) for ratio in rows[key].trial_ratios] for rows in quiet]
         if key == Key(*TIMING_REFERENCE, key.n) or min(map(len, logs)) < 2:
             continue
         within = math.sqrt(statistics.mean(statistics.variance(run) for run in logs))
