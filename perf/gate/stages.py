@@ -98,14 +98,17 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopp
     return outcomes
 
 
+def benchmarks_named(solvers: list[str] | None, devices: list[str], profile):
+    """The named solvers' benchmarks (default: either version's) on devices, as a function of a pass's workers."""
+    return lambda workers: benchmarks_of(listings(workers, solvers), solvers, devices, profile)
+
+
 def screened(versions: list, threads: int, solvers: list[str] | None, devices: list[str], profile, stopping: Stopping,
              seed: int, progress=print) -> list[Outcome]:
     """Every benchmark of the named solvers (default: either version's) in passes, as long as stopping keeps it open."""
-    def chosen(workers):
-        return benchmarks_of(listings(workers, solvers), solvers, devices, profile)
-
     # The first pass's workers import only the named solvers: every package's import is seconds a pass.
-    return measured(versions, threads, chosen, profile, seed, stopping, progress, solvers)
+    return measured(versions, threads, benchmarks_named(solvers, devices, profile), profile, seed, stopping, progress,
+                    solvers)
 
 
 def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Row]:

@@ -26,13 +26,11 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from perf.gate import stages
-from perf.gate.interleave import GATE_THREADS, Outcome
-from perf.gate.versions import ROOT, GateError, Version, checked_out
+from perf import gate
 from perf.measure import Key, environment
 from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
-from perf.measure.worker import WorkerStopped
+from perf.measure.worker import ROOT, Version, WorkerStopped
 from perf.research import side_by_side
 from perf.report.analysis import (OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP,
                                   remainder_terms, signed_terms)
@@ -54,7 +52,7 @@ def packages_of(version: Version) -> dict:
     """{"tensorflow": ..., "numpy": ...} as installed for the version's interpreter."""
     result = subprocess.run([version.python, "-c", VERSIONS_SCRIPT], cwd=ROOT, capture_output=True, text=True)
     if result.returncode:
-        raise GateError(f"{version.python} cannot say what it has installed: {result.stderr.strip()[-300:]}")
+        raise gate.GateError(f"{version.python} cannot say what it has installed: {result.stderr.strip()[-300:]}")
     return json.loads(result.stdout)
 
 
@@ -165,9 +163,9 @@ def read_back(folder: Path) -> tuple[dict, list[str]]:
     outcomes = []
     for name, measured in saved["benchmarks"].items():
         solver, device, n = name.rsplit("-", 2)
-        outcome = Outcome(Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
-                          {label: [tuple(value) for value in values] for label, values in measured["log_ratios"].items()},
-                          measured["problem"])
+        outcome = gate.Outcome(Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
+                               {label: [tuple(value) for value in values]
+                                for label, values in measured["log_ratios"].items()}, measured["problem"])
         outcome.round_s = {label: [tuple(value) for value in values] for label, values in measured["round_s"].items()}
         outcomes.append(outcome)
     labels = [version["label"] for version in saved["versions"]]
@@ -218,7 +216,8 @@ def main(argv=None) -> int:
     parser.add_argument("--passes", type=int, default=RELEASE_PASSES, help="passes (default: %(default)s)")
     parser.add_argument("--solvers", default=",".join(SOLVERS), help="comma-separated (default: %(default)s)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="its sizes and steps")
-    parser.add_argument("--threads", type=int, default=GATE_THREADS, help="TensorFlow threads (default: the gate's)")
+    parser.add_argument("--threads", type=int, default=gate.GATE_THREADS,
+                        help="TensorFlow threads (default: the gate's)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, help="default: a new one, recorded")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
@@ -240,7 +239,7 @@ def main(argv=None) -> int:
     profile, began = PROFILES[options.profile], time.perf_counter()
     try:
         with ExitStack() as stack:
-            versions = [stack.enter_context(checked_out(spec, f"version {index}"))
+            versions = [stack.enter_context(gate.checked_out(spec, f"version {index}"))
                         for index, spec in enumerate(options.versions)]
             versions, packages = zip(*labelled(versions))
             labels = [version.label for version in versions]
@@ -248,10 +247,10 @@ def main(argv=None) -> int:
             print(f"releases: {', '.join(labels)}; {len(keys)} benchmarks, {options.passes} passes, seed {seed}",
                   flush=True)
             outcomes = side_by_side.measured(list(versions), options.threads, lambda workers: keys, profile, seed,
-                                             stages.fixed(stages.Stopping(), options.passes),
+                                             gate.fixed(gate.Stopping(), options.passes),
                                              lambda text: print(f"releases: {text}", flush=True),
                                              preload=options.solvers.split(",")).outcomes
-    except (GateError, WorkerStopped) as error:
+    except (gate.GateError, WorkerStopped) as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2
     for outcome in outcomes:
