@@ -370,7 +370,8 @@ def main(argv=None) -> int:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     saved = argparse.ArgumentParser(add_help=False)
     saved.add_argument("--out", type=Path, default=Path(".noise-study"), help="the repeats' folder (default: %(default)s)")
-    saved.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
+    judged = argparse.ArgumentParser(add_help=False)  # analyze counts the saved verdicts: it judges nothing
+    judged.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
     timed = argparse.ArgumentParser(add_help=False)
     timed.add_argument("--solvers", help="comma-separated solver names (default: all)")
     timed.add_argument("--profile", default="quick", choices=sorted(PROFILES))
@@ -378,8 +379,8 @@ def main(argv=None) -> int:
     timed.add_argument("--seed", type=int, default=20261201)
     timed.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
 
-    record_action = actions.add_parser("record", parents=[saved, timed], help="time repeats of the control and its "
-                                       "variants, add them to --out, then analyze them all")
+    record_action = actions.add_parser("record", parents=[saved, judged, timed], help="time repeats of the control "
+                                       "and its variants, add them to --out, then analyze them all")
     record_action.add_argument("--repeats", type=int, default=1)
     record_action.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
     record_action.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f),
@@ -396,16 +397,16 @@ def main(argv=None) -> int:
     record_action.add_argument("--budget", type=float, default=gate.DEFAULT_BUDGET_S, metavar="SECONDS",
                                help="the screening budget of each variant's own gate, which times two versions: a "
                                     "pass of n versions counts 2/n of its time to each (default: %(default)s)")
-    true_action = actions.add_parser("true-factors", parents=[saved, timed],
+    true_action = actions.add_parser("true-factors", parents=[saved, judged, timed],
                                      help="what each code regression costs, measured alone against the control")
     true_action.add_argument("--passes", type=int, default=TRUE_FACTOR_PASSES, help="(default: %(default)s)")
     actions.add_parser("analyze", parents=[saved], help="the repeats in --out, counted and summarised")
-    replay_action = actions.add_parser("replay", parents=[saved], help="the repeats in --out judged again on their "
-                                       "passes, with another count of passes before a benchmark may stop")
+    replay_action = actions.add_parser("replay", parents=[saved, judged], help="the repeats in --out judged again on "
+                                       "their passes, with another count of passes before a benchmark may stop")
     replay_action.add_argument("--min-passes", type=int, required=True, metavar="N")
-    resample_action = actions.add_parser("resample", parents=[saved], help="DRAWS comparisons of each benchmark, on "
-                                         "passes drawn from its identical copies' recorded passes in --out and its "
-                                         "folders, as they are and slowed by the threshold")
+    resample_action = actions.add_parser("resample", parents=[saved, judged], help="DRAWS comparisons of each "
+                                         "benchmark, on passes drawn from its identical copies' recorded passes in "
+                                         "--out and its folders, as they are and slowed by the threshold")
     resample_action.add_argument("--draws", type=int, default=1000)
     resample_action.add_argument("--seed", type=int, default=0)
     options = parser.parse_args(argv)
