@@ -75,8 +75,7 @@ def screening(threshold: float, budget_s: float = DEFAULT_BUDGET_S, passes: int 
 
 @dataclass
 class Policy:
-    """The gate's policy in measured: the benchmarks stopping keeps open for the candidate, on one clock, the passes'
-    wall time; the rounds A B, B A."""
+    """The gate's, for measured: what stopping keeps open for the candidate, on one clock of wall time; A B, B A."""
     stopping: Stopping
     candidate: str
     spent_s: float = 0.0
@@ -95,9 +94,8 @@ class Policy:
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, policy, progress=print,
              preload: list[str] | None = None) -> list[Outcome]:
     """Passes of fresh workers for the versions, the baseline first, over the benchmarks (a function of the first
-    pass's workers giving their Keys; those workers import the solvers in preload, default all). The policy (Policy,
-    for the gate) says before each pass which outcomes each candidate keeps open (open_for), gives the versions'
-    order in each round of a trial (round_order), and hears what the pass took, returning its clock (passed)."""
+    pass's workers, which import the solvers in preload, default all, giving their Keys). The policy says which
+    outcomes each candidate keeps open (open_for), the rounds' order (round_order), its clock after a pass (passed)."""
     rng, starts, outcomes = random.Random(seed), {}, []
     for pass_index in range(policy.stopping.max_passes):
         open_for = policy.open_for(outcomes, pass_index)
@@ -105,8 +103,7 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
         if pass_index and not active:
             break
         solvers = sorted({outcome.key.solver for outcome in active}) if pass_index else preload
-        # A candidate with nothing open runs no pass: starting its worker and timing its trials would cost the
-        # others' passes time and tell nothing.
+        # A candidate with nothing open is not started: its worker and trials would cost the others time for nothing.
         present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
         began = time.perf_counter()
         with started_for_pass(present, threads, pass_index, solvers) as workers:
