@@ -5,7 +5,7 @@ import sys
 from contextlib import contextmanager
 
 from perf.gate import stages
-from perf.gate.interleave import ROUND_S, prepared_outcomes, run_pass
+from perf.gate.interleave import ROUND_S, alternated, prepared_outcomes, run_pass
 from perf.gate.versions import ROOT, Version
 from perf.measure import Key
 from perf.measure.profiles import PROFILES
@@ -55,17 +55,16 @@ def passes(workers, names, count=4, seed=7):
     outcomes = prepared_outcomes(workers, [Key(name, "cpu", 1000) for name in names], QUICK)
     rng, starts = random.Random(seed), {}
     for pass_index in range(count):
-        run_pass(workers, list(workers), outcomes, pass_index, rng, starts)
+        run_pass(workers, list(workers), outcomes, pass_index, rng, starts, alternated)
     return {outcome.key.solver: outcome for outcome in outcomes}
 
 
 VERSIONS = [Version("baseline", "a", ROOT, sys.executable), Version("candidate", "b", ROOT, sys.executable)]
 
 
-def fake_workers_for_every_version(monkeypatch, listing, seconds, module=stages):
-    """module's passes (the gate's stages, or the research's side by side) on fake workers, a fresh one per version
-    whatever its label, answering with these round times. Returns the (labels, solvers) each pass started its
-    workers with."""
+def fake_workers_for_every_version(monkeypatch, listing, seconds):
+    """The gate's passes (its own, or the research's side by side) on fake workers, a fresh one per version whatever
+    its label, answering with these round times. Returns the (labels, solvers) each pass started its workers with."""
     started = []
 
     @contextmanager
@@ -74,5 +73,5 @@ def fake_workers_for_every_version(monkeypatch, listing, seconds, module=stages)
         log = []
         yield {version.label: FakeWorker(listing, version.label, seconds=seconds, log=log) for version in versions}
 
-    monkeypatch.setattr(module, "started_for_pass", started_for_pass)
+    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
     return started

@@ -2,13 +2,12 @@
 
 import math
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
 from gate_fakes import QUICK, FakeWorker, cpu_only, fakes, passes
 
-from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, prepared_outcomes, round_order, started
+from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, prepared_outcomes, started
 from perf.gate.versions import ROOT, GateUsageError, Version
 from perf.measure import Key
 from perf.measure.worker import CPU_VARIABLE
@@ -40,15 +39,6 @@ def test_rounds_are_timed_in_turn_and_the_first_opener_alternates_from_pass_to_p
         assert rounds == [opener, *other, *other, opener] * (ROUNDS_PER_TRIAL // 2)
     assert [trial[0][0] for trial in trials].count("baseline") == 2
     assert [opened for _, opened, _ in outcome.log_ratios["candidate"]] == [trial[0][0] == "candidate" for trial in trials]
-
-
-@pytest.mark.parametrize("versions", [3, 4, 5, 6, 9])
-def test_with_more_versions_each_follows_every_other_in_its_rounds_equally_often(versions):
-    order = [f"v{index}" for index in range(versions)]
-    rows = [round_order(order, index) for index in range(2 * versions)]  # a whole design: n rows, 2n where n is odd
-    assert all(sorted(row) == sorted(order) for row in rows)
-    follows = Counter((row[position], row[position + 1]) for row in rows for position in range(versions - 1))
-    assert len(follows) == versions * (versions - 1) and len(set(follows.values())) == 1
 
 
 def test_a_drift_common_to_both_versions_cancels_from_the_paired_rounds():

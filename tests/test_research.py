@@ -1,12 +1,15 @@
 """The research tools, on problems small enough to run here: the seed's own programs, the worker-history study and
-the comparison study (its runs recorded with the real suite, shrunk, and judged)."""
+the comparison study (its runs recorded with the real suite, shrunk, and judged); and what they use of the gate."""
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from perf import gate
 from perf.report.rows import rows_of
 from perf.research import compare_study, worker_history
 from perf.research.seed_programs import seed_data
@@ -100,3 +103,14 @@ def test_trials_needed_grow_with_the_trials_spread_and_none_suffice_when_runs_th
     assert tight["sd between runs"] == loose["sd between runs"] == 0.0 and drifting["sd between runs"] > 0.1
     assert 2 <= tight["trials needed"] < loose["trials needed"] and drifting["trials needed"] is None
     assert tight["caught at 5 trials, model"] > 0.95 > loose["caught at 5 trials, model"]
+
+
+def test_the_research_uses_only_what_the_gate_declares_public():
+    for path in (Path(__file__).parents[1] / "perf" / "research").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("perf.gate"):
+                # The rule's figures are the judge's to declare (perf/judge/), read from the gate's verdict until then.
+                assert node.module == "perf.gate.verdict" or node.module == "perf.gate" and all(
+                    alias.name in gate.__all__ for alias in node.names), (path.name, node.module)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gate":
+                assert node.attr in gate.__all__, (path.name, node.attr)

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from perf.measure import trials as trials_module
-from perf.measure.trials import TRIAL_TARGET_S, TrialError, slowdown_factors, slowed, timed_trials
+from perf.measure.trials import TRIAL_TARGET_S, Measured, TrialError, slowdown_factors, slowed
 
 BENCHMARK = {"solver": "tf1_while_loop", "device": "cpu", "n": 1_000, "steps": 100, "calls": 1}
 
@@ -59,8 +59,12 @@ def workers(log, seconds, count=3, **options):
     return [FakeWorker(100 + index, log, seconds, **options) for index in range(count)]
 
 
-def measured(log, seconds, trials=3, max_rounds=4, reference_steps=None, **options):
-    return timed_trials(workers(log, seconds), BENCHMARK, trials, max_rounds, reference_steps, **options)
+def measured(log, seconds, trials=3, max_rounds=4, reference_steps=None, failing=None, **options) -> Measured:
+    """The benchmark's trials one after another, trial i on worker i, as the suite's schedule takes them."""
+    found = Measured(BENCHMARK, trials, max_rounds, reference_steps, **options)
+    for worker in workers(log, seconds, trials, failing=failing):
+        found.trial(worker)
+    return found
 
 
 def test_every_trial_runs_in_a_process_of_its_own_and_its_rounds_fill_the_trial_target():
@@ -141,7 +145,7 @@ def test_each_round_is_reported_as_it_ends():
 def test_a_trial_that_fails_in_its_worker_says_how_and_where_and_ends_the_benchmark(failing):
     log = []
     with pytest.raises(TrialError, match="DivergenceError: it diverged") as raised:
-        timed_trials(workers(log, lambda call: 0.3, failing=failing), BENCHMARK, 3, 4)
+        measured(log, lambda call: 0.3, failing=failing)
     assert (raised.value.kind, raised.value.trace) == ("DivergenceError", "Traceback ...")
     assert [entry for entry in log if entry[0] == "open"] == ([] if failing == "open" else [("open", 100, True)])
     if failing == "round":

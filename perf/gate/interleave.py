@@ -4,11 +4,11 @@ A pass starts one worker process per version (perf/measure/worker.py), in an ord
 pass to pass, and gives every benchmark one trial on each version: a fresh setup and a warm-up on
 each, then ROUNDS_PER_TRIAL rounds on each, timed in turn, so that a round of one version and the
 round of another beside it are milliseconds apart and live through the same state of the machine;
-the order changes every round (A B, B A, ... for two versions; a Williams design for more, round_order). The benchmarks are shuffled in every pass. Which version opens a benchmark's
-trial first is counterbalanced: half its passes one way, half the other, from a start drawn per
-benchmark. What a process carries for its whole life (a TF1 session's speed mode, NumPy's speed
-after TensorFlow's import) is sampled once per pass, so the variation between passes holds it:
-the verdict (perf/gate/verdict.py) takes the pass as its unit.
+the order changes every round (A B, B A, ...: alternated). The benchmarks are shuffled in every pass.
+Which version opens a benchmark's trial first is counterbalanced: half its passes one way, half the
+other, from a start drawn per benchmark. What a process carries for its whole life (a TF1
+session's speed mode, NumPy's speed after TensorFlow's import) is sampled once per pass, so the
+variation between passes holds it: the verdict (perf/gate/verdict.py) takes the pass as its unit.
 
 A round is `steps` steps times `calls` calls, sized once per benchmark on the first version so that
 it takes about ROUND_S (perf.measure.solver_runs.round_plan).
@@ -129,17 +129,18 @@ def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Out
 
 
 def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_index: int, rng: random.Random,
-             starts: dict) -> dict:
-    """One pass on freshly started workers: one trial of every live outcome on every version; Key -> the seconds
-    each took. labels: the versions, the baseline first; starts: benchmark -> the offset of its first opener, drawn
-    once per benchmark and run, so that over the passes each version opens it first as often as the others (one
-    apart when the count is odd; exactly so while the same versions take part, as the gate's two always do)."""
+             starts: dict, round_order) -> dict:
+    """One pass on freshly started workers: one trial of every live outcome on every version, its rounds in
+    round_order (of the versions and the round's index); Key -> the seconds each took. labels: the versions, the
+    baseline first; starts: benchmark -> the offset of its first opener, drawn once per benchmark and run, so that
+    over the passes each version opens it first as often as the others (one apart when the count is odd; exactly so
+    while the same versions take part, as the gate's two always do)."""
     live = [outcome for outcome in outcomes if outcome.problem is None]
     seconds = {}
     for outcome in rng.sample(live, len(live)):
         first = (starts.setdefault(outcome.key, rng.randrange(len(labels))) + pass_index) % len(labels)
         began = time.perf_counter()
-        trial(workers, labels[first:] + labels[:first], labels[0], outcome, pass_index)
+        trial(workers, labels[first:] + labels[:first], labels[0], outcome, pass_index, round_order)
         seconds[outcome.key] = time.perf_counter() - began
     return seconds
 
@@ -168,19 +169,12 @@ def started_for_pass(versions: list, threads: int, pass_index: int, solvers: lis
     return started(versions[turn:] + versions[:turn], threads, solvers)
 
 
-def round_order(order: list, index: int) -> list:
-    """The versions' order in round `index` of a trial: row index of a Williams design over order (0, 1, n-1, 2, n-2,
-    ..., each row the one before shifted by one, then the rows reversed where n is odd), so that over its rows each
-    version comes right after every other equally often. A version that disturbs the round after its own (its
-    timing, its caches) then disturbs every other alike, where turning a fixed cycle would disturb one always. Two
-    versions: A B, B A."""
-    n = len(order)
-    first = [0] + [(step + 1) // 2 if step % 2 else n - step // 2 for step in range(1, n)]
-    row = [order[(position + index) % n] for position in first]
-    return row[::-1] if n % 2 and index // n % 2 else row
+def alternated(order: list, index: int) -> list:
+    """The versions' order in round `index` of a trial: A B, B A, ..., each first in half the rounds."""
+    return order if index % 2 == 0 else order[::-1]
 
 
-def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass_index: int) -> None:
+def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass_index: int, round_order) -> None:
     """A trial on every version, opened in order, its rounds timed in turn; each version's log ratios recorded."""
     key = outcome.key
     opened = []

@@ -13,7 +13,8 @@ import random
 import time
 from dataclasses import dataclass, replace
 
-from perf.gate.interleave import Outcome, benchmarks_of, listings, prepared_outcomes, run_pass, started_for_pass
+from perf.gate.interleave import (Outcome, alternated, benchmarks_of, listings, prepared_outcomes, run_pass,
+                                  started_for_pass)
 from perf.gate.verdict import FALSE_ALARM_RATE, Row, judged
 from perf.judge.outcome import DEFAULT_THRESHOLD
 
@@ -72,40 +73,63 @@ def screening(threshold: float, budget_s: float = DEFAULT_BUDGET_S, passes: int 
     return fixed(screen, passes) if passes else screen
 
 
-def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopping: Stopping, progress=print,
-             preload: list[str] | None = None) -> list[Outcome]:
-    """Passes of fresh workers for the baseline and the candidate (versions) over the benchmarks (a function of the
-    first pass's workers giving their Keys; those workers import the solvers in preload, default all), each later
-    pass timing those that stopping keeps open, on a clock of the passes' wall time."""
-    baseline, candidate = versions
-    rng, starts, spent, outcomes = random.Random(seed), {}, 0.0, []
-    for pass_index in range(stopping.max_passes):
+@dataclass
+class Policy:
+    """The gate's, for measured: what stopping keeps open for the candidate, on one clock of wall time; A B, B A."""
+    stopping: Stopping
+    candidate: str
+    spent_s: float = 0.0
+    round_order = staticmethod(alternated)
+
+    def open_for(self, outcomes: list[Outcome], pass_index: int) -> dict[str, list[Outcome]]:
         live = [outcome for outcome in outcomes if outcome.problem is None]
-        active = [outcome for outcome in live
-                  if stopping.keeps(outcome.values(candidate.label), pass_index, spent, len(live), len(live))]
+        return {self.candidate: [outcome for outcome in live if self.stopping.keeps(
+            outcome.values(self.candidate), pass_index, self.spent_s, len(live), len(live))]}
+
+    def passed(self, open_for: dict, trial_s: dict, pass_s: float, versions: int) -> str:
+        self.spent_s += pass_s
+        return f"{self.spent_s:.0f} s in all"
+
+
+def measured(versions: list, threads: int, benchmarks, profile, seed: int, policy, progress=print,
+             preload: list[str] | None = None) -> list[Outcome]:
+    """Passes of fresh workers for the versions, the baseline first, over the benchmarks (a function of the first
+    pass's workers, which import the solvers in preload, default all, giving their Keys). The policy says which
+    outcomes each candidate keeps open (open_for), the rounds' order (round_order), its clock after a pass (passed)."""
+    rng, starts, outcomes = random.Random(seed), {}, []
+    for pass_index in range(policy.stopping.max_passes):
+        open_for = policy.open_for(outcomes, pass_index)
+        active = list({id(outcome): outcome for mine in open_for.values() for outcome in mine}.values())
         if pass_index and not active:
             break
         solvers = sorted({outcome.key.solver for outcome in active}) if pass_index else preload
+        # A candidate with nothing open is not started: its worker and trials would cost the others time for nothing.
+        present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
         began = time.perf_counter()
-        with started_for_pass(versions, threads, pass_index, solvers) as workers:
+        with started_for_pass(present, threads, pass_index, solvers) as workers:
             if not pass_index:
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers), profile)
-            run_pass(workers, [baseline.label, candidate.label], active, pass_index, rng, starts)
-        spent += time.perf_counter() - began
+                open_for = policy.open_for(outcomes, pass_index)
+            trial_s = run_pass(workers, [version.label for version in present], active, pass_index, rng, starts,
+                               policy.round_order)
+        pass_s = time.perf_counter() - began
         timed = sum(outcome.problem is None for outcome in active)
-        progress(f"pass {pass_index + 1}: {timed} benchmark{'s' * (timed != 1)}, "
-                 f"{time.perf_counter() - began:.0f} s, {spent:.0f} s in all")
+        progress(f"pass {pass_index + 1}: {timed} benchmark{'s' * (timed != 1)}, {pass_s:.0f} s, "
+                 + policy.passed(open_for, trial_s, pass_s, len(present)))
     return outcomes
+
+
+def benchmarks_named(solvers: list[str] | None, devices: list[str], profile):
+    """The named solvers' benchmarks (default: either version's) on devices, as a function of a pass's workers."""
+    return lambda workers: benchmarks_of(listings(workers, solvers), solvers, devices, profile)
 
 
 def screened(versions: list, threads: int, solvers: list[str] | None, devices: list[str], profile, stopping: Stopping,
              seed: int, progress=print) -> list[Outcome]:
     """Every benchmark of the named solvers (default: either version's) in passes, as long as stopping keeps it open."""
-    def chosen(workers):
-        return benchmarks_of(listings(workers, solvers), solvers, devices, profile)
-
     # The first pass's workers import only the named solvers: every package's import is seconds a pass.
-    return measured(versions, threads, chosen, profile, seed, stopping, progress, solvers)
+    return measured(versions, threads, benchmarks_named(solvers, devices, profile), profile, seed,
+                    Policy(stopping, versions[-1].label), progress, solvers)
 
 
 def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Row]:
@@ -129,7 +153,7 @@ def confirmation(versions: list, threads: int, keys: list, profile, stopping: St
     stopping keeps them open: benchmark name -> its verdict row."""
     if not keys:
         return {}
-    again = measured(versions, threads, lambda workers: keys, profile, seed, stopping,
+    again = measured(versions, threads, lambda workers: keys, profile, seed, Policy(stopping, versions[-1].label),
                      lambda text: progress(f"confirmation {text}"), sorted({key.solver for key in keys}))
     return {row.benchmark: row for row in verdicts(again, versions[-1].label, stopping)}
 

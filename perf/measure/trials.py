@@ -163,15 +163,6 @@ def asked(worker, request: dict) -> dict:
     return reply
 
 
-def timed_trials(workers, benchmark: dict, trials: int, max_rounds: int, reference_steps: int | None = None,
-                 full_warm_up: bool = True, on_round=None) -> Measured:
-    """benchmark's trials one after another, trial i on workers[i] (Measured says how each is taken)."""
-    measured = Measured(benchmark, trials, max_rounds, reference_steps, full_warm_up, on_round)
-    for index in range(trials):
-        measured.trial(workers[index])
-    return measured
-
-
 def rounds_fitting(worker, first_run_s: float | None, max_rounds: int) -> int:
     """How many rounds fit in TRIAL_TARGET_S, 1 to max_rounds, from the warm-up's time or, where that may hold a
     compile or there was none, from one more untimed round."""

@@ -117,29 +117,3 @@ def history_plots(found, out: Path) -> list[tuple[str, Path]]:
             figure.savefig(path, dpi=110)
             written.append((f"series {number}, n = {n:,}", path))
     return written
-
-
-def release_plots(found: dict, labels: list[str], out: Path) -> list[Path]:
-    """The release study's (perf/research/releases.py): per size, the parts of a step by release and each benchmark
-    × the first release, with their intervals; the PNG paths."""
-    written = []
-    for n, by_label in found.items():
-        figure = canvas((13, 5.5))
-        panels = ((f"the parts of a {analysis.WHOLE_STEP} step, µs per step", "parts", lambda cell: cell),
-                  (f"each benchmark × {labels[0]} (rounds paired in turn)", "benchmarks", lambda cell: cell["to_first"]))
-        for index, (title, kind, interval_of) in enumerate(panels):
-            axes = figure.add_subplot(1, 2, index + 1)
-            for name in by_label[labels[0]][kind]:
-                xs, intervals = zip(*[(x, interval_of(cell)) for x, label in enumerate(labels)
-                                      if (cell := by_label[label][kind].get(name)) and interval_of(cell)])
-                with_intervals(axes, xs, intervals, marker="o", capsize=2, linewidth=0.8, label=name)
-            axes.set_xticks(range(len(labels)), [label.removeprefix("TF ") for label in labels], rotation=45,
-                            fontsize="small")
-            axes.set_title(f"{title}, n = {n:,}", fontsize="medium")
-            axes.axhline(0.0 if kind == "parts" else 1.0, color="grey", linewidth=0.5)
-            if axes.get_legend_handles_labels()[0]:
-                axes.legend(fontsize="x-small", ncols=2)
-        path = out / f"by-release-n{n}.png"
-        figure.savefig(path, dpi=110)
-        written.append(path)
-    return written

@@ -28,21 +28,18 @@ import math
 import os
 import random
 import statistics
-import subprocess
 import sys
-import tempfile
 from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 
-from perf.gate import stages
-from perf.gate.interleave import GATE_THREADS
+from perf import gate
 from perf.gate.verdict import FALSE_ALARM_RATE, POWER, t_quantile
-from perf.gate.versions import ROOT, Version, git
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
-from perf.measure.worker import CPU_VARIABLE
+from perf.measure.worker import CPU_VARIABLE, ROOT, Version
 from perf.research import side_by_side
 from perf.research.neighbour import noisy_neighbour
 
@@ -68,17 +65,12 @@ TRUE_FACTOR_PASSES = 24
 @contextmanager
 def code_regression(name: str, path: str, old: str, new: str):
     """A worktree of HEAD with one real change to the solvers' code, removed on the way out."""
-    with tempfile.TemporaryDirectory(prefix="fssgd-regression-") as folder:
-        tree = Path(folder) / "tree"
-        git("worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
-        try:
-            source = (tree / path).read_text()
-            if source.count(old) != 1:
-                raise SystemExit(f"noise study: {path} no longer holds the text the regression {name!r} replaces")
-            (tree / path).write_text(source.replace(old, new))
-            yield Version(f"code: {name}", f"HEAD with {name}", tree, sys.executable)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+    with gate.checked_out("HEAD", f"code: {name}") as version:
+        source = (version.tree / path).read_text()
+        if source.count(old) != 1:
+            raise SystemExit(f"noise study: {path} no longer holds the text the regression {name!r} replaces")
+        (version.tree / path).write_text(source.replace(old, new))
+        yield replace(version, description=f"HEAD with {name}")
 
 
 def variants(options, stack: ExitStack) -> list[Version]:
@@ -109,12 +101,6 @@ def slowed_copies(factor: float, groups: int, solvers: str | None) -> list[tuple
             for group in range(min(groups, len(names)))]
 
 
-def chosen(solvers, profile):
-    from perf.gate.interleave import benchmarks_of, listings
-
-    return lambda workers: benchmarks_of(listings(workers, solvers), solvers, ["cpu"], profile)
-
-
 def record(repeat: int, out: Path, options) -> Path:
     profile, say = PROFILES[options.profile], (lambda text: print(f"  {text}", flush=True))
     solvers = options.solvers.split(",") if options.solvers else None
@@ -123,15 +109,15 @@ def record(repeat: int, out: Path, options) -> Path:
         labels = [version.label for version in versions]
         cpu = int(options.cpu)
         load = noisy_neighbour(cpu, seed=repeat) if options.neighbour else nullcontext()
-        screen = stages.screening(options.threshold, options.budget, options.passes)
+        screen = gate.screening(options.threshold, options.budget, options.passes)
         with load:
-            timed = side_by_side.measured(versions, options.threads, chosen(solvers, profile), profile,
-                                          options.seed + repeat, screen, say, preload=solvers)
+            timed = side_by_side.measured(versions, options.threads, gate.benchmarks_named(solvers, ["cpu"], profile),
+                                          profile, options.seed + repeat, screen, say, preload=solvers)
             outcomes = timed.outcomes
             screening = {label: timed.verdicts(label, screen) for label in labels[1:]}
-            flagged = {label: stages.flagged_keys(outcomes, rows) for label, rows in screening.items()}
+            flagged = {label: gate.flagged_keys(outcomes, rows) for label, rows in screening.items()}
             confirmation = side_by_side.confirmation(versions, options.threads, flagged, profile,
-                                                     stages.confirming(options.threshold), options.seed + 1000 + repeat,
+                                                     gate.confirming(options.threshold), options.seed + 1000 + repeat,
                                                      say)
             screening = {label: {row.benchmark: row.saved() for row in rows} for label, rows in screening.items()}
             confirmation = {label: {name: row.saved() for name, row in rows.items()}
@@ -153,11 +139,10 @@ def true_factors(out: Path, options) -> Path:
     for name, path, old, new, slowed in CODE_REGRESSIONS:
         with code_regression(name, path, old, new) as version:
             control = Version(CONTROL, "the working tree", ROOT, sys.executable)
-            each = stages.fixed(stages.Stopping(options.threshold, per_run=False), options.passes)
-            outcomes = stages.measured([control, version], options.threads, chosen(list(slowed), profile), profile,
-                                       options.seed, each, lambda text: print(f"  {name}: {text}", flush=True),
-                                       list(slowed))
-            found[version.label] = {row.benchmark: row.saved() for row in stages.verdicts(outcomes, version.label, each)}
+            each = gate.fixed(gate.Stopping(options.threshold, per_run=False), options.passes)
+            outcomes = gate.screened([control, version], options.threads, list(slowed), ["cpu"], profile, each,
+                                     options.seed, lambda text: print(f"  {name}: {text}", flush=True))
+            found[version.label] = {row.benchmark: row.saved() for row in gate.verdicts(outcomes, version.label, each)}
     target = out / "true-factors.json"
     target.write_text(json.dumps(found, indent=1))
     return target
@@ -238,7 +223,7 @@ def replayed(repeats: list[dict], min_passes: int, threshold: float = DEFAULT_TH
     at the first pass from there on that decides it, else where it stopped. Passes the screen never timed cannot be
     replayed, so a comparison undecided to its end keeps its verdict. kind and condition -> [comparisons, REGRESSION,
     IMPROVEMENT, INCONCLUSIVE, verdicts changed, passes replayed, passes recorded]."""
-    rule = stages.Stopping(threshold, min_passes=min_passes)
+    rule = gate.Stopping(threshold, min_passes=min_passes)
     found = {}
     for kind, label, name, row, repeat in comparisons(repeats):
         values = repeat.get("values", {}).get(label, {}).get(name)
@@ -267,7 +252,7 @@ def format_replay(found: dict, min_passes: int) -> str:
     return "\n".join(lines)
 
 
-def drawn_verdict(rng: random.Random, pool: list[float], shift: float, stopping: stages.Stopping,
+def drawn_verdict(rng: random.Random, pool: list[float], shift: float, stopping: gate.Stopping,
                   live: int) -> tuple[str, int]:
     """(verdict, passes) of one comparison whose passes are drawn from pool and moved by shift, judged pass by pass
     with stopping as the gate judges, to where it stops (no budget: at its most passes)."""
@@ -300,7 +285,7 @@ def resampled(repeats: list[dict], draws: int, threshold: float = DEFAULT_THRESH
     noise a machine showed, where a live repeat gives it one or two. Passes are drawn independently and the budget is
     not modelled (a comparison stops at the most passes). condition -> benchmark -> factor -> [(outcome, screening
     passes)], the outcome confirmed, unconfirmed, pass, improvement or inconclusive."""
-    rng, screen, again = random.Random(seed), stages.screening(threshold), stages.confirming(threshold)
+    rng, screen, again = random.Random(seed), gate.screening(threshold), gate.confirming(threshold)
     found = {}
     for condition, pools in exchangeable_pools(repeats).items():
         for name, pool in pools.items():
@@ -385,16 +370,17 @@ def main(argv=None) -> int:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     saved = argparse.ArgumentParser(add_help=False)
     saved.add_argument("--out", type=Path, default=Path(".noise-study"), help="the repeats' folder (default: %(default)s)")
-    saved.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
+    judged = argparse.ArgumentParser(add_help=False)  # analyze counts the saved verdicts: it judges nothing
+    judged.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
     timed = argparse.ArgumentParser(add_help=False)
     timed.add_argument("--solvers", help="comma-separated solver names (default: all)")
     timed.add_argument("--profile", default="quick", choices=sorted(PROFILES))
-    timed.add_argument("--threads", type=threads_argument, default=GATE_THREADS)
+    timed.add_argument("--threads", type=threads_argument, default=gate.GATE_THREADS)
     timed.add_argument("--seed", type=int, default=20261201)
     timed.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
 
-    record_action = actions.add_parser("record", parents=[saved, timed], help="time repeats of the control and its "
-                                       "variants, add them to --out, then analyze them all")
+    record_action = actions.add_parser("record", parents=[saved, judged, timed], help="time repeats of the control "
+                                       "and its variants, add them to --out, then analyze them all")
     record_action.add_argument("--repeats", type=int, default=1)
     record_action.add_argument("--identical", type=int, default=2, help="identical copies of the control (default: 2)")
     record_action.add_argument("--slowdowns", type=lambda text: tuple(float(f) for f in text.split(",") if f),
@@ -407,20 +393,20 @@ def main(argv=None) -> int:
                                                                                "worktrees")
     record_action.add_argument("--neighbour", action="store_true", help="a bounded load on the other CPU all through")
     record_action.add_argument("--passes", type=int, help="exactly this many screening passes (default: the gate's "
-                               f"rule: {stages.MIN_PASSES}, then more for the undecided while the budget lasts)")
-    record_action.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
+                               f"rule: {gate.MIN_PASSES}, then more for the undecided while the budget lasts)")
+    record_action.add_argument("--budget", type=float, default=gate.DEFAULT_BUDGET_S, metavar="SECONDS",
                                help="the screening budget of each variant's own gate, which times two versions: a "
                                     "pass of n versions counts 2/n of its time to each (default: %(default)s)")
-    true_action = actions.add_parser("true-factors", parents=[saved, timed],
+    true_action = actions.add_parser("true-factors", parents=[saved, judged, timed],
                                      help="what each code regression costs, measured alone against the control")
     true_action.add_argument("--passes", type=int, default=TRUE_FACTOR_PASSES, help="(default: %(default)s)")
     actions.add_parser("analyze", parents=[saved], help="the repeats in --out, counted and summarised")
-    replay_action = actions.add_parser("replay", parents=[saved], help="the repeats in --out judged again on their "
-                                       "passes, with another count of passes before a benchmark may stop")
+    replay_action = actions.add_parser("replay", parents=[saved, judged], help="the repeats in --out judged again on "
+                                       "their passes, with another count of passes before a benchmark may stop")
     replay_action.add_argument("--min-passes", type=int, required=True, metavar="N")
-    resample_action = actions.add_parser("resample", parents=[saved], help="DRAWS comparisons of each benchmark, on "
-                                         "passes drawn from its identical copies' recorded passes in --out and its "
-                                         "folders, as they are and slowed by the threshold")
+    resample_action = actions.add_parser("resample", parents=[saved, judged], help="DRAWS comparisons of each "
+                                         "benchmark, on passes drawn from its identical copies' recorded passes in "
+                                         "--out and its folders, as they are and slowed by the threshold")
     resample_action.add_argument("--draws", type=int, default=1000)
     resample_action.add_argument("--seed", type=int, default=0)
     options = parser.parse_args(argv)

@@ -26,17 +26,15 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from perf.gate import stages
-from perf.gate.interleave import GATE_THREADS, Outcome
-from perf.gate.versions import ROOT, GateError, Version, checked_out
+from perf import gate
 from perf.measure import Key, environment
 from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
-from perf.measure.worker import WorkerStopped
+from perf.measure.worker import ROOT, Version, WorkerStopped
 from perf.research import side_by_side
 from perf.report.analysis import (OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP,
                                   remainder_terms, signed_terms)
-from perf.report.plots import release_plots
+from perf.report.plots import canvas, with_intervals
 from perf.report.statistics import Interval, overlapping, t_interval
 from perf.report.tables import markdown, number, with_interval
 
@@ -54,7 +52,7 @@ def packages_of(version: Version) -> dict:
     """{"tensorflow": ..., "numpy": ...} as installed for the version's interpreter."""
     result = subprocess.run([version.python, "-c", VERSIONS_SCRIPT], cwd=ROOT, capture_output=True, text=True)
     if result.returncode:
-        raise GateError(f"{version.python} cannot say what it has installed: {result.stderr.strip()[-300:]}")
+        raise gate.GateError(f"{version.python} cannot say what it has installed: {result.stderr.strip()[-300:]}")
     return json.loads(result.stdout)
 
 
@@ -151,6 +149,32 @@ def rendered(found: dict, labels: list[str], header: list[str]) -> str:
     return "\n".join(lines)
 
 
+def release_plots(found: dict, labels: list[str], out: Path) -> list[Path]:
+    """Per size, the parts of a step by release and each benchmark × the first release, with their intervals; the PNG
+    paths."""
+    written = []
+    for n, by_label in found.items():
+        figure = canvas((13, 5.5))
+        panels = ((f"the parts of a {WHOLE_STEP} step, µs per step", "parts", lambda cell: cell),
+                  (f"each benchmark × {labels[0]} (rounds paired in turn)", "benchmarks", lambda cell: cell["to_first"]))
+        for index, (title, kind, interval_of) in enumerate(panels):
+            axes = figure.add_subplot(1, 2, index + 1)
+            for name in by_label[labels[0]][kind]:
+                xs, intervals = zip(*[(x, interval_of(cell)) for x, label in enumerate(labels)
+                                      if (cell := by_label[label][kind].get(name)) and interval_of(cell)])
+                with_intervals(axes, xs, intervals, marker="o", capsize=2, linewidth=0.8, label=name)
+            axes.set_xticks(range(len(labels)), [label.removeprefix("TF ") for label in labels], rotation=45,
+                            fontsize="small")
+            axes.set_title(f"{title}, n = {n:,}", fontsize="medium")
+            axes.axhline(0.0 if kind == "parts" else 1.0, color="grey", linewidth=0.5)
+            if axes.get_legend_handles_labels()[0]:
+                axes.legend(fontsize="x-small", ncols=2)
+        path = out / f"by-release-n{n}.png"
+        figure.savefig(path, dpi=110)
+        written.append(path)
+    return written
+
+
 def plotted(found: dict, labels: list[str], out: Path) -> list[Path]:
     """The parts by release and each benchmark by release, a PNG per size; none without matplotlib."""
     try:
@@ -165,9 +189,9 @@ def read_back(folder: Path) -> tuple[dict, list[str]]:
     outcomes = []
     for name, measured in saved["benchmarks"].items():
         solver, device, n = name.rsplit("-", 2)
-        outcome = Outcome(Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
-                          {label: [tuple(value) for value in values] for label, values in measured["log_ratios"].items()},
-                          measured["problem"])
+        outcome = gate.Outcome(Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
+                               {label: [tuple(value) for value in values]
+                                for label, values in measured["log_ratios"].items()}, measured["problem"])
         outcome.round_s = {label: [tuple(value) for value in values] for label, values in measured["round_s"].items()}
         outcomes.append(outcome)
     labels = [version["label"] for version in saved["versions"]]
@@ -218,7 +242,8 @@ def main(argv=None) -> int:
     parser.add_argument("--passes", type=int, default=RELEASE_PASSES, help="passes (default: %(default)s)")
     parser.add_argument("--solvers", default=",".join(SOLVERS), help="comma-separated (default: %(default)s)")
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="its sizes and steps")
-    parser.add_argument("--threads", type=int, default=GATE_THREADS, help="TensorFlow threads (default: the gate's)")
+    parser.add_argument("--threads", type=int, default=gate.GATE_THREADS,
+                        help="TensorFlow threads (default: the gate's)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, help="default: a new one, recorded")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
@@ -240,7 +265,7 @@ def main(argv=None) -> int:
     profile, began = PROFILES[options.profile], time.perf_counter()
     try:
         with ExitStack() as stack:
-            versions = [stack.enter_context(checked_out(spec, f"version {index}"))
+            versions = [stack.enter_context(gate.checked_out(spec, f"version {index}"))
                         for index, spec in enumerate(options.versions)]
             versions, packages = zip(*labelled(versions))
             labels = [version.label for version in versions]
@@ -248,10 +273,10 @@ def main(argv=None) -> int:
             print(f"releases: {', '.join(labels)}; {len(keys)} benchmarks, {options.passes} passes, seed {seed}",
                   flush=True)
             outcomes = side_by_side.measured(list(versions), options.threads, lambda workers: keys, profile, seed,
-                                             stages.fixed(stages.Stopping(), options.passes),
+                                             gate.fixed(gate.Stopping(), options.passes),
                                              lambda text: print(f"releases: {text}", flush=True),
                                              preload=options.solvers.split(",")).outcomes
-    except (GateError, WorkerStopped) as error:
+    except (gate.GateError, WorkerStopped) as error:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2
     for outcome in outcomes:

@@ -24,7 +24,7 @@ from perf.measure import TIMING_REFERENCE
 from perf.measure.schedule import reference_steps
 from perf.measure.environment import cpu_model, versions
 from perf.measure.profiles import PROFILES
-from perf.measure.trials import timed_trials
+from perf.measure.trials import Measured
 from perf.measure.worker import ROOT, Version, Worker
 from perf.report.statistics import CONFIDENCE
 from solvers.tensorflow_support import DEFAULT_THREADS
@@ -38,9 +38,8 @@ PROBES = ("numpy_loop:1000", "numpy_loop:100000", "numpy_lean:100000", "tf1_feed
 def one_trial(worker, solver: str, n: int, steps: int, max_rounds: int) -> dict:
     """One trial of a benchmark on worker, paired with the timing reference unless it is the reference."""
     paired = solver != TIMING_REFERENCE[0]
-    measured = timed_trials([worker], {"solver": solver, "device": "cpu", "n": n, "steps": steps, "calls": 1}, 1,
-                            max_rounds, reference_steps(n, steps) if paired else None)
-    (trial,) = measured.trials
+    trial = Measured({"solver": solver, "device": "cpu", "n": n, "steps": steps, "calls": 1}, 1, max_rounds,
+                     reference_steps(n, steps) if paired else None).trial(worker)
     reference_s = trial.reference_median_s() / reference_steps(n, steps) if paired else trial.median_s() / steps
     return {"ratio": trial.median_s() / steps / reference_s if paired else 1.0, "reference_us": reference_s * 1e6}
 
