@@ -1,5 +1,6 @@
-"""The tests' fixtures: the real suite and gate run in a subprocess (the tests that use those are marked e2e:
-`pytest -m "not e2e"` is the fast loop). Shared helpers are in helpers.py."""
+"""The tests' setup: pytester, and the real suite and gate run in a subprocess (the tests that use those are marked
+e2e: `pytest -m "not e2e"` is the fast loop); the suite's options, solver parametrization and skips are its plugin's
+(perf/plugin.py). Shared helpers are in helpers.py."""
 
 import json
 import os
@@ -12,6 +13,10 @@ from helpers import ROOT, on_a_terminal
 XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 E2E_FIXTURES = {"run_suite", "run_perf", "run_gate", "long_rounds_suite", "run_perf_on_a_terminal"}
 
+# The tests' alone, so not in the root conftest. pytest takes pytest_plugins from a conftest it loads before configuring,
+# and it loads this one then whenever a run collects tests/ (given a path in it, or above it: it looks into test*).
+pytest_plugins = ["pytester"]
+
 
 def pytest_collection_modifyitems(items):
     for item in items:
@@ -22,7 +27,7 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture
 def outside_xdist(monkeypatch):
     """The test may run on an xdist worker; a pytest it starts must not believe it is one, or pytest-benchmark would
-    not time and the root conftest would refuse to."""
+    not time and the suite's plugin would refuse to."""
     for name in XDIST_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
