@@ -25,6 +25,7 @@ from solvers import tensorflow_support
 SESSION = pytest.StashKey()
 ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in each benchmark's extra_info
 STORAGE_WARNINGS = pytest.StashKey()  # saved runs left out of the comparison, said with it
+ENVIRONMENT = pytest.StashKey()  # machine_info.fssgd, described once (described())
 
 
 def pytest_addoption(parser):
@@ -192,8 +193,17 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
         row.info.update(derived_keys(row), order_seed=config.stash[ORDER_SEED])
 
 
+def described(config) -> dict:
+    """The run's environment (machine_info.fssgd), described by its first reader (pytest-benchmark loading the saved
+    run, else saving this one), then only read. Not at our configure: it imports TensorFlow, which runs that read none
+    of it need not; any later point gives the same, as describe() imports it itself (perf/measure/environment.py)."""
+    if ENVIRONMENT not in config.stash:
+        config.stash[ENVIRONMENT] = environment.describe(config.getoption("profile"))
+    return config.stash[ENVIRONMENT]
+
+
 def pytest_benchmark_update_machine_info(config, machine_info):
-    machine_info["fssgd"] = environment.describe(config.getoption("profile"))
+    machine_info["fssgd"] = described(config)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -251,7 +261,7 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> No
     for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
         saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
         try:
-            found = compare.comparison(read_run(saved), str(path), environment.describe(config.getoption("profile")),
+            found = compare.comparison(read_run(saved), str(path), described(config),
                                        benchmarks, fail_on_slower or DEFAULT_THRESHOLD, devices or (),
                                        config.getoption("allow_unavailable_devices"))
         except RunError as error:

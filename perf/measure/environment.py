@@ -64,7 +64,7 @@ def device_name(device: str) -> str:
 
 
 def describe(profile: str) -> dict:
-    """The environment recorded in every saved run's machine_info."""
+    """The environment recorded in every saved run's machine_info, described once a run (perf/plugin.py)."""
     info = {
         "profile": profile,
         "cpu_model": cpu_model(),
@@ -91,8 +91,8 @@ def describe(profile: str) -> dict:
     if distribution:
         info["tensorflow"] = {"distribution": distribution[0], "version": distribution[1]}
         # Build details need the import, taken wherever TensorFlow imports: pytest-benchmark compares machine_info as
-        # the run starts, before any benchmark has imported it, with the saved run's, recorded as that run ended.
-        # Details present at one end only would make it warn on every comparison that the machine had changed.
+        # the run starts, before any benchmark has imported it, with the saved run's, which that run may have described
+        # as it ended. Details present at one end only would make it warn on every comparison that the machine changed.
         if not tensorflow_support.unavailable_reason():
             tf = sys.modules["tensorflow"]
             build = tf.sysconfig.get_build_info()
