@@ -83,7 +83,6 @@ def serve(tree: str, preload: list[str]) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
-    older_names(solvers)
     imported(solvers, preload or list(solvers.REGISTRY))
     if cpu:
         pinned(int(cpu))
@@ -186,17 +185,6 @@ def pinned(cpu: int) -> None:
     later thread inherits it."""
     for thread in os.listdir("/proc/self/task"):
         os.sched_setaffinity(int(thread), {cpu})
-
-
-def older_names(solvers) -> None:
-    """A version from before the expected-answer rename (solvers/reference.py, Solver.reference), under today's names."""
-    try:
-        importlib.import_module("solvers.answers")
-    except ImportError:
-        sys.modules["solvers.answers"] = importlib.import_module("solvers.reference")
-    for solver in solvers.REGISTRY.values():
-        if not hasattr(solver, "expected"):
-            object.__setattr__(solver, "expected", solver.reference)  # a frozen dataclass of that version
 
 
 class Worker:
