@@ -11,13 +11,16 @@ from perf.measure import progress
 def test_long_rounds_are_announced_and_reported_short_ones_are_not():
     heard = []
     with progress.reporting(heard.append):
-        progress.expected("tf1_feed_dict cpu n=1,000", 3, 25.4, 100_000)
+        progress.expected("tf1_feed_dict cpu n=1,000", 3, 1, 25.4, 100_000)
         progress.round_done("tf1_feed_dict cpu n=1,000", 1, 3, 25.06)
-        progress.expected("numpy_lean cpu n=1,000", 3, 0.5, 100_000)
+        progress.expected("tf2_eager cpu n=1,000", 7, 5, 2.4, 1_000)
+        progress.expected("numpy_lean cpu n=1,000", 3, 1, 0.5, 100_000)
         progress.round_done("numpy_lean cpu n=1,000", 1, 3, 0.5)
     progress.round_done("outside the block", 1, 3, 99.0)
     assert heard == ["tf1_feed_dict cpu n=1,000: 3 timed rounds of 100,000 steps, about 25 s each",
-                     "tf1_feed_dict cpu n=1,000: round 1 of 3 took 25.1 s"]
+                     "tf1_feed_dict cpu n=1,000: round 1 of 3 took 25.1 s",
+                     # A trial takes as many of its rounds as fit in its time (perf/measure/trials.py).
+                     "tf2_eager cpu n=1,000: 7 trials of up to 5 timed rounds of 1,000 steps, about 2 s each"]
 
 
 # The suite itself, with every round counted as long, on a pseudo-terminal and into a pipe.

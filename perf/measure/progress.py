@@ -24,9 +24,12 @@ def say(line: str) -> None:
         _write(line)
 
 
-def expected(label: str, rounds: int, round_s: float, iterations: int) -> None:
+def expected(label: str, trials: int, rounds_per_trial: int, round_s: float, steps: int) -> None:
+    """What a benchmark of long rounds will take: its trials, each of up to rounds_per_trial rounds."""
     if round_s >= MIN_ROUND_S:
-        say(f"{label}: {rounds} timed round{'s' * (rounds != 1)} of {iterations:,} steps, about {round_s:.0f} s each")
+        rounds = (f"{trials} timed round{'s' * (trials != 1)}" if rounds_per_trial == 1
+                  else f"{trials} trials of up to {rounds_per_trial} timed rounds")
+        say(f"{label}: {rounds} of {steps:,} steps, about {round_s:.0f} s each")
 
 
 def round_done(label: str, done: int, rounds: int, round_s: float) -> None:

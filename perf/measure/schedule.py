@@ -78,7 +78,7 @@ def steps_within_budget(solver, device, plan: Plan, profile) -> int:
     if profile.max_round_s is None or plan.study:
         return plan.steps
     steps, round_s = budgeted_steps(solver, device, plan.n, plan.steps, profile)
-    progress.expected(label(solver, device, plan.n), profile.trials, round_s, steps)
+    progress.expected(label(solver, device, plan.n), profile.trials, profile.rounds_per_trial, round_s, steps)
     return steps
 
 
