@@ -1,10 +1,13 @@
 """perf.measure's one path for a solver's run: setup apart, placement checked, rounds sized, answers checked."""
 
 import json
+from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 
 import solvers
+from perf.measure import solver_runs
 from perf.measure import trials as trials_module
 from perf.measure.schedule import budgeted_steps
 from perf.measure.profiles import Profile
@@ -68,10 +71,25 @@ def test_a_round_budget_runs_fewer_steps_except_for_the_seeds_own_programs_whose
     assert steps == 100_000 and round_s > 0  # said on a terminal before its rounds begin
 
 
-def test_a_prepared_run_has_its_setup_timed_apart_and_may_make_several_calls_a_call():
-    problem = seed_problem(100, iterations=5)
-    with prepared(solvers.get("numpy_lean"), problem, "cpu", calls=3) as (run, setup_s):
-        assert setup_s > 0 and run(5).iterations == 5
+def test_a_prepared_run_times_its_setup_and_first_call_apart_and_may_make_several_calls_a_call(monkeypatch):
+    clock, calls = FakeClock(), []
+    monkeypatch.setattr(solver_runs, "time", clock)
+
+    @contextmanager
+    def prepare(problem, device):
+        clock.now += 2.0  # the session a solver builds on entering
+
+        def run(steps):
+            calls.append(steps)
+            clock.now += 0.5
+            return Fit(0.0, 0.0, 0.0, steps)
+
+        yield run
+
+    solver = SimpleNamespace(name="slow_setup", needs=(), prepare=prepare)
+    with prepared(solver, seed_problem(100, iterations=5), "cpu", calls=3) as (run, setup_s):
+        assert setup_s == 2.5 and calls == [1]  # the setup and a first call of one step, nothing more
+        assert run(5).iterations == 5 and calls == [1, 5, 5, 5]
 
 
 def test_the_answer_check_names_what_is_wrong():
