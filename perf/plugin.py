@@ -241,7 +241,7 @@ def pytest_terminal_summary(terminalreporter, config):
         return result
     benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
     write_section(terminalreporter, "fssgd-bench: the answer for this run",
-                  summary.summary_lines(benchmarks, summary.setting(config.getoption("profile"))))
+                  summary.summary_lines(benchmarks, summary.setting(described(config))))
     if config.getoption("benchmark_compare"):
         compared_with_saved_run(config, terminalreporter, session, benchmarks)
     if regressed:

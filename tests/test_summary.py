@@ -5,6 +5,7 @@ import re
 
 from helpers import benchmark_entry
 
+from perf.measure import environment
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import summary
 
@@ -85,6 +86,6 @@ def test_a_solver_that_ran_fewer_steps_says_so_with_the_time_scaled_to_the_full_
 
 def test_a_run_slowed_on_purpose_says_so(monkeypatch):
     monkeypatch.delenv(SLOWDOWN_VARIABLE, raising=False)
-    assert "SLOWED" not in summary.setting("quick")
+    assert "SLOWED" not in summary.setting(environment.describe("quick"))
     monkeypatch.setenv(SLOWDOWN_VARIABLE, "*=1.1")
-    assert summary.setting("quick").endswith(f"SLOWED on purpose by {SLOWDOWN_VARIABLE}=*=1.1 (test tooling)")
+    assert summary.setting(environment.describe("quick")).endswith(f"SLOWED on purpose by {SLOWDOWN_VARIABLE}=*=1.1 (test tooling)")

@@ -1,6 +1,5 @@
 """The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
 
-from perf.measure import environment
 from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
@@ -8,18 +7,18 @@ from perf.report.rows import rows_of
 from perf.report.runs import onednn
 from perf.report.tables import (DECOMPOSITION_HEADER, aligned, decomposition_cells, interval_caption, number,
                                 with_interval)
-from solvers import tensorflow_support
 
 
-def setting(profile: str) -> str:
-    """What else a reader needs to read this run's figures: profile, versions, threads, and any slowdown or shrink."""
-    versions, fssgd = environment.versions(), environment.describe(profile)
+def setting(fssgd: dict) -> str:
+    """What else a reader needs to read this run's figures, from its described environment (machine_info.fssgd):
+    profile, versions, threads, and any slowdown or shrink."""
+    tensorflow = (fssgd["tensorflow"] or {}).get("version")
     return ", ".join(filter(None, [
-        f"profile {profile}",
-        versions["tensorflow"] and f"TensorFlow {versions['tensorflow']}",
-        f"NumPy {versions['numpy']}",
-        f"threads: {environment.threads_setting(tensorflow_support.threads())}",
-        versions["tensorflow"] and f"oneDNN: {onednn(fssgd)}",
+        f"profile {fssgd['profile']}",
+        tensorflow and f"TensorFlow {tensorflow}",
+        f"NumPy {fssgd['numpy']}",
+        f"threads: {fssgd['threads_setting']}",
+        tensorflow and f"oneDNN: {onednn(fssgd)}",
         fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
         fssgd["shrink"] and f"SHRUNK {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",
     ]))
