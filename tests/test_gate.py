@@ -80,9 +80,12 @@ def test_end_to_end_a_device_with_nothing_to_gate_passes_only_where_allowed_and_
     assert result.returncode == NOT_MEASURED and "gate NOT MEASURED: nothing measured on gpu" in result.stdout
     result, report = run_gate(*options, "--allow-unavailable-devices")
     cpu = next(row for row in report["rows"] if row["benchmark"] == "numpy_loop-cpu-n1000")
-    assert result.returncode == (FAILED if cpu["verdict"] == "regression" else PASSED), result.stdout + result.stderr
-    assert report["ending"].endswith("; nothing measured on gpu (skipped: numpy_loop does not run on gpu), allowed by "
-                                     "--allow-unavailable-devices") and cpu["passes"] == 2
+    # Two passes unconfirmed can flag identical code now and then: the device's line is checked for either ending.
+    allowed = cpu["verdict"] != "regression"
+    assert result.returncode == (PASSED if allowed else FAILED), result.stdout + result.stderr
+    assert report["ending"].endswith("; nothing measured on gpu (skipped: numpy_loop does not run on gpu)"
+                                     + (", allowed by --allow-unavailable-devices" if allowed else "")), report["ending"]
+    assert cpu["passes"] == 2
 
 
 def test_sizes_outside_the_profile_are_a_usage_error_not_a_traceback(run_gate):
