@@ -1,9 +1,8 @@
-"""Two runs compared by their trials' paired ratios: the shift's distribution-free interval, the verdicts, and what
-the terminal says first."""
+"""Two runs compared by their trials' paired ratios (the shift's interval: tests/test_statistics.py): the verdicts,
+and what the terminal says first."""
 
 import json
 import math
-import random
 import shutil
 import subprocess
 import sys
@@ -11,13 +10,13 @@ import sys
 import pytest
 from helpers import benchmark_entry, result_document, write_run
 from pytest_benchmark.utils import get_machine_id
-from scipy.stats import mannwhitneyu
 
 from perf.gate.versions import has_commit
 from perf.judge.outcome import DEFAULT_THRESHOLD, NOT_MEASURED
+from perf.judge.statistics import shift_interval
 from perf.measure import Key
 from perf.measure.worker import ROOT
-from perf.report.compare import comparison, compared, environment_line, gate_line, rank_sum_cdf, shift_interval
+from perf.report.compare import comparison, compared, environment_line, gate_line
 
 KEY = Key("tf1_while_loop", "cpu", 1000)
 
@@ -34,29 +33,6 @@ def info(ratios, processes=True):
 
 def spread(center, width=0.02, trials=7):
     return [center * math.exp(width * (index - trials // 2)) for index in range(trials)]
-
-
-@pytest.mark.parametrize("first, second", [(5, 5), (3, 7), (8, 8)])
-def test_the_rank_sum_distribution_is_mann_and_whitneys_exact_one(first, second):
-    cdf = rank_sum_cdf(first, second)
-    assert cdf[-1] == pytest.approx(1.0) and len(cdf) == first * second + 1
-    rng = random.Random(first * 100 + second)
-    for _ in range(20):
-        a, b = [rng.random() for _ in range(first)], [rng.random() for _ in range(second)]
-        statistic = sum(x > y for x in a for y in b)
-        # scipy's exact one-sided p-value is P(U ≥ statistic).
-        assert mannwhitneyu(a, b, method="exact", alternative="greater").pvalue == pytest.approx(
-            1 - (cdf[statistic - 1] if statistic else 0.0))
-
-
-def test_the_shift_interval_holds_the_estimate_and_states_its_exact_coverage():
-    shift = shift_interval([0.0, 0.01, 0.02, 0.03, 0.04], [0.2, 0.21, 0.22, 0.23, 0.24], 0.95)
-    assert shift.value == pytest.approx(0.2) and shift.low == pytest.approx(0.17) and shift.high == pytest.approx(0.23)
-    assert shift.coverage == pytest.approx(1 - 2 * 4 / 252)  # the 3rd smallest and largest of 25 differences
-    assert shift_interval([0.0, 0.01, 0.02, 0.03, 0.04], [0.2, 0.21, 0.22, 0.23, 0.24], 0.99).coverage == (
-        pytest.approx(1 - 2 / 252))  # five trials a run reach 99% only with the whole range of differences
-    few = shift_interval([0.0, 0.1], [0.5, 0.6], 0.95)  # too few trials for 95%: the whole range, and its coverage
-    assert (few.low, few.high, few.coverage) == (pytest.approx(0.4), pytest.approx(0.6), pytest.approx(1 - 2 / 6))
 
 
 def test_one_stray_trial_in_seven_moves_the_change_little_and_gives_no_false_verdict():

@@ -17,11 +17,10 @@ not the round, is the unit, so the interval holds whatever a process carries for
 
 import math
 import os
-import statistics
 from dataclasses import asdict, dataclass
-from functools import cache
 
 from perf.judge.outcome import ALLOW_UNAVAILABLE, FAILED, NOT_MEASURED, PASSED
+from perf.judge.statistics import mean_and_error, t_quantile
 from perf.measure.environment import onednn_setting
 
 FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
@@ -33,20 +32,6 @@ RULED_OUT = 0.002
 POWER = 0.95  # what "the smallest slowdown it could have detected" is detected with
 FAILING = ("regression", "error", "missing")
 JUDGED = ("pass", "regression", "improvement", "inconclusive", "unconfirmed")  # measured on both versions' passes
-
-
-@cache  # the noise study's resampling asks for the same few quantiles millions of times
-def t_quantile(probability: float, passes: int) -> float:
-    from scipy.stats import t  # imported here: the worker and the reading of saved runs do not need it
-
-    return float(t.ppf(probability, passes - 1))
-
-
-def mean_and_error(values: list[float]) -> tuple[float, float]:
-    """The per-pass log ratios' mean and its standard error, in floats: statistics.stdev's exact fractions took most
-    of the noise study's resampling time."""
-    mean = statistics.fmean(values)
-    return mean, math.sqrt(math.fsum((value - mean) ** 2 for value in values) / (len(values) - 1) / len(values))
 
 
 def ruled_out(values: list[float], threshold: float) -> bool:
