@@ -6,21 +6,7 @@ threshold (docs/results/compare-calibration/README.md), so comparing them (pytes
 flags noise; each benchmark's ratio to the timing reference, paired
 round by round in the same process, cancels the machine's speed. Why the trials: each ran in a worker process of
 its own (perf/measure/trials.py), so the variation between them holds the variation between processes, and the two
-runs' trials are independent samples of one benchmark's ratio.
-
-The change is the Hodges-Lehmann shift between the runs' log ratios (the median of every now − then difference),
-its interval the distribution-free one that Mann and Whitney's exact null distribution gives: it assumes only that
-the trials are independent, not that they are normal, and one stray trial moves it little. With threshold t:
-
-- SLOWER: the whole interval lies above 1 + t: slower by more than t, and surely so;
-- FASTER: the mirror image, below 1 / (1 + t);
-- UNCHANGED: the interval lies within 1 ± t: a change of t ruled out either way;
-- CAN'T TELL: none of these; the row says the smallest slowdown these two runs could have called SLOWER.
-
-Why so strict a rule: a run of identical code that fails CI costs more than a slowdown seen one run later, and with
-seven processes a benchmark the looser rules (interval above 1 and estimate beyond 1 + t, or 95%) failed some pairs of
-identical quiet runs. CHANGE_CONFIDENCE and the rule were chosen on identical and slowed runs, figures in
-docs/results/compare-calibration/README.md.
+runs' trials are independent samples of one benchmark's ratio. The rule: perf/judge/rules.py (change_verdict).
 """
 
 import math
@@ -29,12 +15,10 @@ from dataclasses import dataclass
 
 from perf.gate.versions import has_commit
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
-from perf.judge.statistics import Interval, shift_interval
+from perf.judge.rules import CHANGE_CONFIDENCE, VERDICTS, change_verdict
+from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.report.rows import Row, rows_of
-
-CHANGE_CONFIDENCE = 0.99  # the least coverage the comparison's change interval is chosen for, two-sided
-VERDICTS = ("slower", "faster", "unchanged", "can't tell")
 
 
 @dataclass(frozen=True)
@@ -53,23 +37,7 @@ def compared(key: Key, then_ratios: list[float], now_ratios: list[float],
     then, now = list(then_ratios), list(now_ratios)
     if (key.solver, key.device) == TIMING_REFERENCE or len(then) < 2 or len(now) < 2:
         return None
-    log_shift = shift_interval([math.log(ratio) for ratio in then], [math.log(ratio) for ratio in now],
-                               CHANGE_CONFIDENCE)
-    change = Interval(*(math.exp(value) for value in log_shift[:3]), log_shift.coverage)
-    limit = math.log1p(threshold)
-    if log_shift.low > limit:
-        verdict = "slower"
-    elif log_shift.high < -limit:
-        verdict = "faster"
-    elif -limit < log_shift.low and log_shift.high < limit:
-        verdict = "unchanged"
-    else:
-        verdict = "can't tell"
-    # A true slowdown s moves the whole interval by s: it is called SLOWER once s exceeds the limit by the interval's
-    # reach below its estimate.
-    reach = log_shift.value - log_shift.low
-    return Compared(key, statistics.median(then), statistics.median(now), change, verdict,
-                    math.exp(limit + reach) if verdict == "can't tell" else None)
+    return Compared(key, statistics.median(then), statistics.median(now), *change_verdict(then, now, threshold))
 
 
 # As the terminal prints it, after pytest-benchmark's tables -------------------------------------------------------

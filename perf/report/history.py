@@ -14,9 +14,10 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perf.judge.rules import CHANGE_CONFIDENCE
 from perf.judge.statistics import Interval, shift_interval
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.compare import CHANGE_CONFIDENCE, ENVIRONMENT, STAND_INS
+from perf.report.compare import ENVIRONMENT, STAND_INS
 from perf.report.runs import Run, load_run
 from perf.storage import RunError
 

@@ -32,12 +32,13 @@ from scipy.stats import norm
 
 import solvers
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
+from perf.judge.rules import CHANGE_CONFIDENCE
 from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
-from perf.report.compare import CHANGE_CONFIDENCE, compared
+from perf.report.compare import compared
 from perf.report.rows import rows_of
 from perf.research.neighbour import noisy_neighbour
 from perf.research.seed_programs import STEPS
