@@ -55,10 +55,8 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
              f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
              f"  REGRESSION: slower than 1 + {threshold:.0%}/2 with the interval above 1; PASS: a {threshold:.0%} "
              f"slowdown ruled out at {1 - RULED_OUT:.1%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
-             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation"
-                                         if confirmed else ""),
-             "  oneDNN: " + ", ".join(f"{version.label} {setting}"
-                                      for version, setting in onednn_settings(baseline, candidate))]
+             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
+             "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))]
     width = max((len(row.benchmark) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
                  f"{'steps × calls':>13}")
@@ -68,8 +66,7 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
             cells = f"{row.ratio:>7.3f}  {interval:<17} {row.passes:>6}  {row.steps:>6} × {row.calls:<5}"
         else:
             cells = f"{'-':>7}  {'':<17} {'':>6}  {'':>13}"
-        lines.append(f"  {row.benchmark:<{width}}  {row.verdict.upper():<12} {cells}"
-                     + (f"  ({row.why})" if row.why else ""))
+        lines.append(f"  {row.benchmark:<{width}}  {row.verdict.upper():<12} {cells}" + (f"  ({row.why})" if row.why else ""))
     lines.append(last_line)
     return "\n".join(lines)
 

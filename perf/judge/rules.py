@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass
 from perf.judge.statistics import Interval, mean_and_error, shift_interval, t_quantile
 
 # The gate's rule ------------------------------------------------------------------------------------------------
-
 FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
 # A threshold slowdown ruled out at this level: the benchmark passes, and needs no more passes. The gate looks again
 # after every pass and stops at the first verdict, so the chance that a slowdown of exactly the threshold is ruled out
@@ -88,7 +87,6 @@ def judged(values: list[float], threshold: float, alpha: float) -> Verdict:
 
 
 # The comparison's rule ------------------------------------------------------------------------------------------
-
 CHANGE_CONFIDENCE = 0.99  # the least coverage the comparison's change interval is chosen for, two-sided
 VERDICTS = ("slower", "faster", "unchanged", "can't tell")
 

@@ -1,5 +1,4 @@
-"""The statistics both rules and the report stand on: intervals, the median's and the mean's, and the shift between
-two samples with the rank-sum distribution that gives its interval."""
+"""The statistics under both rules and the report: intervals of a median, a mean, and a shift between two samples."""
 
 import math
 import statistics

@@ -1,13 +1,4 @@
-"""Two runs of the suite compared: per benchmark, × numpy_loop then and now, the change with its interval over both
-runs' trials, and a verdict: SLOWER, FASTER, UNCHANGED or CAN'T TELL.
-
-Why ratios. Absolute times of identical code move with a shared machine's speed between runs, far past any useful
-threshold (docs/results/compare-calibration/README.md), so comparing them (pytest-benchmark's --benchmark-compare-fail)
-flags noise; each benchmark's ratio to the timing reference, paired
-round by round in the same process, cancels the machine's speed. Why the trials: each ran in a worker process of
-its own (perf/measure/trials.py), so the variation between them holds the variation between processes, and the two
-runs' trials are independent samples of one benchmark's ratio. The rule: perf/judge/rules.py (change_verdict).
-"""
+"""Two runs compared: per benchmark, × numpy_loop then and now, the change and its verdict (docs/measurement.md)."""
 
 import math
 import statistics
