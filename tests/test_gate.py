@@ -6,8 +6,8 @@ import os
 import pytest
 
 from perf.gate.__main__ import USAGE_ERROR
-from perf.gate.verdict import FALSE_ALARM_RATE
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
+from perf.judge.rules import FALSE_ALARM_RATE
 from perf.measure.environment import onednn_setting
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from perf.gate import stages
-from perf.gate.verdict import judged
+from perf.judge.rules import judged
 from perf.research.neighbour import noisy_neighbour
 
 
@@ -29,7 +29,7 @@ def test_the_noisy_neighbour_loads_another_cpu_and_stops_with_its_block():
 
 
 def test_the_passes_the_noise_study_says_a_slowdown_needs_catch_it_with_the_gates_power():
-    from perf.gate.verdict import FALSE_ALARM_RATE, POWER
+    from perf.judge.rules import FALSE_ALARM_RATE, POWER
     from perf.research.noise_study import passes_needed
 
     spread, benchmarks, rng = 0.05, 36, random.Random(7)

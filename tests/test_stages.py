@@ -10,15 +10,16 @@ from gate_fakes import QUICK, VERSIONS, cpu_only, fake_workers_for_every_version
 from perf.gate import stages
 from perf.gate.interleave import Outcome, Problem
 from perf.gate.stages import verdicts
-from perf.gate.verdict import Row, failed
+from perf.gate.verdict import failed
+from perf.judge.rules import Verdict
 from perf.measure import Key
 
 
 def test_problems_become_their_own_verdicts():
     outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem=Problem("error", "error on candidate: wrong answer: w = 1"))
     assert verdicts([outcome], "candidate", stages.Stopping(0.1))[0].verdict == "error"
-    assert failed([Row("error")]) and failed([Row("missing")])
-    assert not failed([Row("new"), Row("inconclusive"), Row("improvement"), Row("unconfirmed")])
+    assert failed([Verdict("error")]) and failed([Verdict("missing")])
+    assert not failed([Verdict("new"), Verdict("inconclusive"), Verdict("improvement"), Verdict("unconfirmed")])
 
 
 @pytest.fixture
@@ -104,7 +105,7 @@ def test_a_regression_is_decided_in_the_fewest_passes_then_confirmed_alone(fake_
 def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_passes):
     fake_passes(lambda solver, label, index: 1e-4)
     outcome = Outcome(Key("numpy_lean", "cpu", 1000), 100, 1, {"candidate": []})
-    rows = [Row("regression", "numpy_lean-cpu-n1000", ratio=1.3)]
+    rows = [Verdict("regression", "numpy_lean-cpu-n1000", ratio=1.3)]
     (row,) = stages.confirmed(VERSIONS, 1, [outcome], rows, QUICK, 0.10, seed=2, progress=lambda text: None)
     assert row.verdict == "unconfirmed" and row.why.startswith("regression in the screen, pass measured again")
     assert not failed([row])

@@ -8,6 +8,7 @@ from helpers import benchmark_entry
 from perf.measure import environment
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import summary
+from perf.report.tables import coverage_wording
 
 SETTING = "profile quick, threads: TF default"
 RATIOS = {"tf1_feed_dict": 30.0, "tf1_feed_dict_no_loss": 22.0, "tf1_constant": 20.0, "tf1_constant_no_loss": 13.0,
@@ -57,6 +58,12 @@ def test_an_interval_is_shown_with_the_ratio():
                benchmark_entry("tf1_feed_dict", "cpu", 1_000, 300.0, ratio=30.0, spread=0.1)]
     (row,) = [line for line in summary.summary_lines(entries, SETTING) if line.startswith("tf1_feed_dict")]
     assert row.split(maxsplit=2)[2] == "30.0 (27.0 to 33.0)"
+
+
+def test_coverage_reads_as_a_range_where_it_is_one():
+    assert coverage_wording(0.9375, 5) == "93.8%, the range of 5 trials"
+    assert coverage_wording(0.9296875, 8) == "93%"
+    assert coverage_wording(1.0) == "exact"
 
 
 def test_the_runs_own_extra_info_is_left_as_it_was():

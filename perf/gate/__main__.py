@@ -16,7 +16,7 @@ to the next; two versions measured side by side need no baseline. A version is
 Each version runs in worker processes of its own (perf/measure/worker.py: this tree's measurement with
 that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
 packages beneath them. Every benchmark of either version is screened in passes (perf/gate/stages.py,
-perf/gate/interleave.py) and judged (perf/gate/verdict.py); each one flagged is measured again alone.
+perf/gate/interleave.py) and judged (perf/judge/rules.py); each one flagged is measured again alone.
 Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
 fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
 versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never a pass. A usage error (an unknown
@@ -33,9 +33,10 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS
-from perf.gate.verdict import ending, format_report, onednn_settings
+from perf.gate.verdict import ending, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
+from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
@@ -43,6 +44,31 @@ from perf.measure.worker import WorkerStopped
 from solvers import DEVICES
 
 USAGE_ERROR = 2  # argparse's
+
+
+def format_report(rows: list[Verdict], baseline, candidate, threshold: float, seed: int, confirmed: bool,
+                  last_line: str) -> str:
+    """The gate's report as the terminal prints it: its rule in words, a line per benchmark, then last_line."""
+    coverages = sorted({f"{row.coverage:.2%}" for row in rows if row.coverage})
+    lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}; seed {seed}",
+             f"  per benchmark: the mean over passes (fresh processes each) of the median log ratio of its paired "
+             f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
+             f"  REGRESSION: slower than 1 + {threshold:.0%}/2 with the interval above 1; PASS: a {threshold:.0%} "
+             f"slowdown ruled out at {1 - RULED_OUT:.1%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
+             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
+             "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))]
+    width = max((len(row.benchmark) for row in rows), default=10)
+    lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
+                 f"{'steps × calls':>13}")
+    for row in rows:
+        if row.ratio:
+            interval = f"[{row.low:.3f}, {row.high:.3f}]"
+            cells = f"{row.ratio:>7.3f}  {interval:<17} {row.passes:>6}  {row.steps:>6} × {row.calls:<5}"
+        else:
+            cells = f"{'-':>7}  {'':<17} {'':>6}  {'':>13}"
+        lines.append(f"  {row.benchmark:<{width}}  {row.verdict.upper():<12} {cells}" + (f"  ({row.why})" if row.why else ""))
+    lines.append(last_line)
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

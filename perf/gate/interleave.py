@@ -8,7 +8,7 @@ the order changes every round (A B, B A, ...: alternated). The benchmarks are sh
 Which version opens a benchmark's trial first is counterbalanced: half its passes one way, half the
 other, from a start drawn per benchmark. What a process carries for its whole life (a TF1
 session's speed mode, NumPy's speed after TensorFlow's import) is sampled once per pass, so the
-variation between passes holds it: the verdict (perf/gate/verdict.py) takes the pass as its unit.
+variation between passes holds it: the verdict (perf/judge/rules.py) takes the pass as its unit.
 
 A round is `steps` steps times `calls` calls, sized once per benchmark on the first version so that
 it takes about ROUND_S (perf.measure.solver_runs.round_plan).

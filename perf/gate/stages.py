@@ -1,7 +1,7 @@
 """The gate's measurement in stages: a screen of every benchmark, more passes for those not yet decided, within a
 budget, then a confirmation of each flagged one, alone, on fresh processes, new seed.
 
-A benchmark is decided once its verdict is PASS, REGRESSION or IMPROVEMENT (perf/gate/verdict.py): it stops there,
+A benchmark is decided once its verdict is PASS, REGRESSION or IMPROVEMENT (perf/judge/rules.py): it stops there,
 and the time left goes to the ones still undecided, so the noisiest get the most passes. A flagged benchmark (a
 regression, a wrong answer, a crash) fails the gate only if its confirmation flags it again: a real slowdown shows
 in both, a passing state of the machine or a flaky crash in one. The screen's false-alarm rate is FALSE_ALARM_RATE
@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 from perf.gate.interleave import (Outcome, alternated, benchmarks_of, listings, prepared_outcomes, run_pass,
                                   started_for_pass)
-from perf.gate.verdict import FALSE_ALARM_RATE, Row, judged
 from perf.judge.outcome import DEFAULT_THRESHOLD
+from perf.judge.rules import FALSE_ALARM_RATE, Verdict, judged
 
 # Every live benchmark's passes before any may stop. Few: the t interval at so few degrees of freedom is wide, so a
 # benchmark decided this soon is decided by a clear margin, and the trials the steady ones save go to the undecided
@@ -49,7 +49,7 @@ class Stopping:
     def alpha(self, live: int) -> float:
         return FALSE_ALARM_RATE / max(1, live) if self.per_run else FALSE_ALARM_RATE
 
-    def judged(self, values: list[float], live: int) -> Row:
+    def judged(self, values: list[float], live: int) -> Verdict:
         return judged(values, self.threshold, self.alpha(live))
 
     def decided(self, values: list[float], live: int) -> bool:
@@ -132,10 +132,10 @@ def screened(versions: list, threads: int, solvers: list[str] | None, devices: l
                     Policy(stopping, versions[-1].label), progress, solvers)
 
 
-def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Row]:
+def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Verdict]:
     """Each benchmark's verdict on the candidate, from its passes up to where stopping stops it."""
     live = sum(outcome.problem is None for outcome in outcomes)
-    return [replace(Row(outcome.problem.verdict, why=outcome.problem.why) if outcome.problem
+    return [replace(Verdict(outcome.problem.verdict, why=outcome.problem.why) if outcome.problem
                     else stopping.judged(outcome.values(candidate), live),
                     benchmark=outcome.key.name, steps=outcome.steps, calls=outcome.calls) for outcome in outcomes]
 
@@ -158,12 +158,12 @@ def confirmation(versions: list, threads: int, keys: list, profile, stopping: St
     return {row.benchmark: row for row in verdicts(again, versions[-1].label, stopping)}
 
 
-def flagged_keys(outcomes: list[Outcome], rows: list[Row]) -> list:
+def flagged_keys(outcomes: list[Outcome], rows: list[Verdict]) -> list:
     return [outcome.key for outcome, row in zip(outcomes, rows) if row.verdict in ("regression", "error")]
 
 
-def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[Row], profile, threshold: float,
-              seed: int, progress=print) -> list[Row]:
+def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[Verdict], profile, threshold: float,
+              seed: int, progress=print) -> list[Verdict]:
     """rows with each flagged benchmark measured again alone (confirmation): confirmed, it keeps its verdict;
     unconfirmed, it is reported as such and does not fail."""
     second = confirmation(versions, threads, flagged_keys(outcomes, rows), profile, confirming(threshold), seed,

@@ -1,1 +1,1 @@
-"""Is it slower? How a gate or a comparison of saved runs reads its threshold and how it ends."""
+"""Is it slower? The statistics and rules a gate or a comparison of saved runs judges by, its threshold, its ending."""

@@ -6,9 +6,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from perf.judge.statistics import MEDIAN_CONFIDENCE, Interval, t_interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.report.rows import Row
-from perf.report.statistics import Interval, t_interval
 
 REFERENCE_SOLVER = TIMING_REFERENCE[0]
 # What a step could cost: every step one fused, vectorized pass (the CPU's roofline), and the algebraic limit,
@@ -153,8 +153,9 @@ def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str,
     by_process = [per_process_ratios(row) for row in found]
     shared = set.intersection(*(set(ratios) for ratios in by_process))
     if len(shared) >= 2:
+        # At the medians' level: a part reads beside the benchmarks it is taken from.
         return t_interval([sum(sign * ratios[process] for (_, sign), ratios in zip(terms, by_process))
-                           for process in shared]).scaled(reference.per_step_us)
+                           for process in shared], MEDIAN_CONFIDENCE).scaled(reference.per_step_us)
     total = Interval(0.0, 0.0, 0.0)
     for (_, sign), row in zip(terms, found):
         scaled = row.ratio.scaled(reference.per_step_us)

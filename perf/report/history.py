@@ -14,10 +14,11 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perf.judge.rules import CHANGE_CONFIDENCE
+from perf.judge.statistics import Interval, shift_interval
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.compare import ENVIRONMENT, STAND_INS, shift_interval
+from perf.report.compare import ENVIRONMENT, STAND_INS
 from perf.report.runs import Run, load_run
-from perf.report.statistics import Interval
 from perf.storage import RunError
 
 INSTALL_HINT = "pip install -e '.[history]'"
@@ -121,7 +122,7 @@ def trend(key: Key, points: list[Point]) -> Trend:
         # The run is the unit: a run's trials share whatever state it ran in, so pooling them would make the
         # interval as narrow as one run's and miss the variation between runs.
         then, now = ([value for value in logs[step[0]:step[1]] if value is not None] for step in (before, after))
-        shift = shift_interval(then, now)
+        shift = shift_interval(then, now, CHANGE_CONFIDENCE)  # as sure of a step as the comparison of two runs
         changes.append(Change(points[after[0]], Interval(*(math.exp(value) for value in shift[:3]), shift.coverage)))
     levels = [math.exp(step[2]) for step in steps]
     return Trend(key, ratios, changes, levels[-1] if levels else math.nan, min(levels, default=math.nan))

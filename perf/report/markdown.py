@@ -1,9 +1,9 @@
 """The report as Markdown: per size, the overhead model, where a step goes, the studies, runs side by side."""
 
+from perf.judge.statistics import overlapping
 from perf.report import analysis, studies
 from perf.report.analysis import REFERENCE_SOLVER
 from perf.report.runs import Run
-from perf.report.statistics import overlapping
 from perf.report.tables import (DECOMPOSITION_HEADER, DECOMPOSITION_NOTE, decomposition_cells, interval_caption,
                                 markdown, number, with_interval)
 

@@ -4,8 +4,8 @@ its per-step time, both derived here, once, from the trials that perf/measure re
 import statistics
 from dataclasses import dataclass, field
 
+from perf.judge.statistics import Interval, median_interval
 from perf.measure import TIMING_REFERENCE, Key
-from perf.report.statistics import Interval, median_interval
 
 
 @dataclass(frozen=True)

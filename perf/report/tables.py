@@ -2,8 +2,8 @@
 
 import math
 
+from perf.judge.statistics import Interval
 from perf.report import analysis
-from perf.report.statistics import Interval, coverage_wording
 
 
 def number(value, digits=3) -> str:
@@ -39,6 +39,15 @@ def aligned(header_rows: list[list[str]], rows: list[list[str]], numeric) -> lis
     return ["  ".join(cell.rjust(width) if column in numeric else cell.ljust(width)
                       for column, (cell, width) in enumerate(zip(row, widths))).rstrip()
             for row in every]
+
+
+def coverage_wording(coverage: float, trials: int | None = None) -> str:
+    """'93.8%, the range of 5 trials' or '97.9%': how an interval's coverage reads in a table's caption."""
+    if coverage >= 1:
+        return "exact"
+    percent = f"{coverage:.1%}".replace(".0%", "%")
+    range_of = trials is not None and abs(coverage - (1 - 2 * 0.5 ** trials)) < 1e-12
+    return f"{percent}, the range of {trials} trials" if range_of else percent
 
 
 def interval_caption(rows) -> str:

@@ -32,13 +32,14 @@ from scipy.stats import norm
 
 import solvers
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
+from perf.judge.rules import CHANGE_CONFIDENCE
+from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
-from perf.report.compare import CONFIDENCE, compared
+from perf.report.compare import compared
 from perf.report.rows import rows_of
-from perf.report.statistics import overlapping
 from perf.research.neighbour import noisy_neighbour
 from perf.research.seed_programs import STEPS
 
@@ -167,12 +168,12 @@ def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float 
                   most: int = 1000) -> dict:
     """Per benchmark, the noise of its log ratio to the reference at two levels over identical quiet runs (between
     trials of a run, and between runs beyond what their trials explain: one-way variance components), and the
-    fewest trials a run would need for the verdict (SLOWER when its CONFIDENCE interval lies above 1 + threshold) to
-    call `slowdown` in `caught` of comparisons of two runs, while calling identical runs SLOWER in at most
-    `false_flags`; None where no number of trials would, the runs' own variation being too large. A normal model:
-    the interval narrows with trials, the variation between runs does not."""
+    fewest trials a run would need for the verdict (SLOWER when its CHANGE_CONFIDENCE interval lies above
+    1 + threshold) to call `slowdown` in `caught` of comparisons of two runs, while calling identical runs SLOWER in
+    at most `false_flags`; None where no number of trials would, the runs' own variation being too large. A normal
+    model: the interval narrows with trials, the variation between runs does not."""
     quiet = [rows for entry, rows in runs if entry["kind"] == "quiet" and not entry["slowdown"]]
-    limit, shift, z = math.log1p(threshold), math.log(slowdown), norm.ppf((1 + CONFIDENCE) / 2)
+    limit, shift, z = math.log1p(threshold), math.log(slowdown), norm.ppf((1 + CHANGE_CONFIDENCE) / 2)
 
     def holds(between: float, within: float, trials: int) -> tuple[float, float]:
         half = z * math.sqrt(2 * within ** 2 / trials)  # the verdict's interval sees the trials only

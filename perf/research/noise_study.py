@@ -34,8 +34,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from perf import gate
-from perf.gate.verdict import FALSE_ALARM_RATE, POWER, t_quantile
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
+from perf.judge.rules import FALSE_ALARM_RATE, POWER
+from perf.judge.statistics import t_quantile
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors

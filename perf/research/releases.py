@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from perf import gate
+from perf.judge.statistics import Interval, overlapping, t_interval
 from perf.measure import Key, environment
 from perf.measure.environment import onednn_setting
 from perf.measure.profiles import PROFILES
@@ -35,13 +36,12 @@ from perf.research import side_by_side
 from perf.report.analysis import (OTHER_WAY_ROUND, REFERENCE_SOLVER, REMAINDER, STEP_PARTS, WHOLE_STEP,
                                   remainder_terms, signed_terms)
 from perf.report.plots import canvas, with_intervals
-from perf.report.statistics import Interval, overlapping, t_interval
 from perf.report.tables import markdown, number, with_interval
 
 PART_SOLVERS = sorted({name for _, *names in STEP_PARTS + OTHER_WAY_ROUND for name in names if name})
 OTHER_WAYS = ("tf1_callable", "tf2_eager", "tf2_function", "tf2_function_xla")
 SOLVERS = (WHOLE_STEP, *[name for name in PART_SOLVERS if name != WHOLE_STEP], *OTHER_WAYS, REFERENCE_SOLVER)
-CONFIDENCE = 0.95
+RELEASE_CONFIDENCE = 0.95  # the level of each cell's Student t interval over the passes, two-sided
 RELEASE_PASSES = 8  # fixed, every release alike (the committed studies name the passes each ran with)
 DEFAULT_OUT = Path("docs/results/tf-releases")
 # Run by each interpreter in this tree: what a saved run records of its versions, read without importing TensorFlow.
@@ -90,11 +90,11 @@ def analysed(outcomes, labels: list[str]) -> dict:
                 mine = us[key.solver]
                 base = [value for *_, value in outcome.log_ratios.get(label, [])]
                 benchmarks[key.solver] = {
-                    "us": t_interval(list(mine.values()), CONFIDENCE),
+                    "us": t_interval(list(mine.values()), RELEASE_CONFIDENCE),
                     "to_first": (Interval(1.0, 1.0, 1.0) if label == labels[0]
-                                 else t_interval(base, CONFIDENCE, math.exp)),
+                                 else t_interval(base, RELEASE_CONFIDENCE, math.exp)),
                     "to_reference": t_interval([math.log(value / reference[p]) for p, value in mine.items()
-                                                if p in reference], CONFIDENCE, math.exp),
+                                                if p in reference], RELEASE_CONFIDENCE, math.exp),
                 }
             found.setdefault(n, {})[label] = {"benchmarks": benchmarks, "parts": parts_of(us)}
     return found
@@ -113,7 +113,7 @@ def parts_of(us: dict[str, dict[int, float]]) -> dict[str, Interval]:
     for part, terms in [(part, signed_terms(minuend, subtrahend))
                         for part, minuend, subtrahend in STEP_PARTS + OTHER_WAY_ROUND] + [(REMAINDER, remainder_terms())]:
         if (values := per_pass(terms)) is not None:
-            parts[part] = t_interval(values, CONFIDENCE)
+            parts[part] = t_interval(values, RELEASE_CONFIDENCE)
     return parts
 
 
@@ -127,7 +127,7 @@ def ratio_cell(cells: dict) -> str:
 
 def rendered(found: dict, labels: list[str], header: list[str]) -> str:
     lines = header + [
-        f"Each cell: the mean over passes with its {CONFIDENCE:.0%} Student t interval over the passes (fresh "
+        f"Each cell: the mean over passes with its {RELEASE_CONFIDENCE:.0%} Student t interval over the passes (fresh "
         f"processes each), for that cell alone. ×: the ratio to {labels[0]}, from the rounds paired in turn with it.", ""]
     for n, by_label in found.items():
         first = by_label[labels[0]]

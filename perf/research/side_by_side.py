@@ -10,7 +10,7 @@ pass while some candidate's gate would time it.
 from dataclasses import dataclass, field, replace
 
 from perf import gate
-from perf.gate.verdict import Row
+from perf.judge.rules import Verdict
 
 
 @dataclass
@@ -38,7 +38,7 @@ class SideBySide:
             :self.gate_passes.get((label, outcome.key))]}) if outcome.problem is None else outcome
                 for outcome in self.outcomes]
 
-    def verdicts(self, label: str, stopping: gate.Stopping) -> list[Row]:
+    def verdicts(self, label: str, stopping: gate.Stopping) -> list[Verdict]:
         return gate.verdicts(self.as_its_gate_saw(label), label, stopping)
 
     def open_for(self, outcomes: list[gate.Outcome], pass_index: int) -> dict[str, list[gate.Outcome]]:

@@ -14,25 +14,25 @@ not move later figures; one that lies off 1 says it does.
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import solvers
+from perf.judge.statistics import t_interval
 from perf.measure import TIMING_REFERENCE
 from perf.measure.schedule import reference_steps
 from perf.measure.environment import cpu_model, versions
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import Measured
 from perf.measure.worker import ROOT, Version, Worker
-from perf.report.statistics import CONFIDENCE
 from solvers.tensorflow_support import DEFAULT_THREADS
 
 # The benchmarks most likely to carry a process's history: the timing reference itself, the TF1 sessions whose
 # speed modes last a process's life, TensorFlow's in-graph loops, and NumPy at the largest size (its allocator).
 PROBES = ("numpy_loop:1000", "numpy_loop:100000", "numpy_lean:100000", "tf1_feed_dict:1000",
           "tf1_constant_no_loss:1000", "tf1_while_loop:1000", "tf2_function:1000", "jax_step:1000")
+REPEATS_CONFIDENCE = 0.90  # the level of each probe's used / fresh interval over the repeats, two-sided
 
 
 def one_trial(worker, solver: str, n: int, steps: int, max_rounds: int) -> dict:
@@ -66,23 +66,15 @@ def repeat(index: int, profile, history: list[tuple[str, int]], probes: list[tup
             worker.close()
 
 
-def t_interval(values: list[float]) -> tuple[float, float, float]:
-    from scipy.stats import t
-
-    mean = statistics.fmean(values)
-    reach = t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-    return mean, mean - reach, mean + reach
-
-
 def summary(repeats: list[dict]) -> list[str]:
-    lines = [f"used / fresh over {len(repeats)} repeats: the mean with its {CONFIDENCE:.0%} Student t interval",
+    lines = [f"used / fresh over {len(repeats)} repeats: the mean with its {REPEATS_CONFIDENCE:.0%} Student t interval",
              f"{'probe':<28} {'paired ratio':<28} {'reference µs/step':<28}"]
     for probe in repeats[0]["probes"]:
         cells = []
         for figure in ("ratio", "reference_us"):
             logs = [math.log(r["probes"][probe]["used"][figure] / r["probes"][probe]["fresh"][figure]) for r in repeats]
-            mean, low, high = t_interval(logs)
-            cells.append(f"{math.exp(mean):.3f} ({math.exp(low):.3f}-{math.exp(high):.3f})")
+            ratio = t_interval(logs, REPEATS_CONFIDENCE, math.exp)
+            cells.append(f"{ratio.value:.3f} ({ratio.low:.3f}-{ratio.high:.3f})")
         lines.append(f"{probe:<28} {cells[0]:<28} {cells[1]:<28}")
     return lines
 

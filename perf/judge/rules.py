@@ -1,0 +1,128 @@
+"""The two rules a verdict is judged by, side by side: the gate's on passes, the comparison's on two runs' trials."""
+
+import math
+from dataclasses import asdict, dataclass
+
+from perf.judge.statistics import Interval, mean_and_error, shift_interval, t_quantile
+
+# The gate's rule ------------------------------------------------------------------------------------------------
+FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
+# A threshold slowdown ruled out at this level: the benchmark passes, and needs no more passes. The gate looks again
+# after every pass and stops at the first verdict, so the chance that a slowdown of exactly the threshold is ruled out
+# adds up over the looks a noisy benchmark takes; this level keeps it small where a pass scatters by 0.1 (chosen by
+# resampling the noise study's recorded passes: docs/results/gate-design.md section 10).
+RULED_OUT = 0.002
+POWER = 0.95  # what "the smallest slowdown it could have detected" is detected with
+
+
+def ruled_out(values: list[float], threshold: float) -> bool:
+    """Whether these per-pass log ratios rule out a slowdown of threshold, one-sided at RULED_OUT."""
+    if len(values) < 2:
+        return False
+    mean, error = mean_and_error(values)
+    return mean + t_quantile(1 - RULED_OUT, len(values)) * error < math.log1p(threshold)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A benchmark's verdict, as the gate reports and saves it. The ratio and its interval (at coverage) where it was
+    judged on passes; detectable where INCONCLUSIVE; screening (a confirmed flag) or confirmation (an unconfirmed one)
+    where it was measured again alone."""
+
+    verdict: str
+    benchmark: str = ""
+    why: str = ""
+    passes: int | None = None  # none where a problem left nothing to judge
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    coverage: float | None = None
+    detectable: float | None = None
+    steps: int = 0
+    calls: int = 1
+    screening: "Verdict | None" = None
+    confirmation: "Verdict | None" = None
+
+    def saved(self) -> dict:
+        """As the gate's --json and the noise study write it: the fields that hold something, a confirmation's
+        verdicts alike."""
+        return asdict(self, dict_factory=lambda fields: {name: value for name, value in fields
+                                                         if value not in (None, "")})
+
+
+def judged(values: list[float], threshold: float, alpha: float) -> Verdict:
+    """The gate's verdict on a benchmark's per-pass log ratios, its interval two-sided at 1 − 2·alpha: the ratio
+    candidate / baseline, an interval that holds the variation between passes (fresh processes each), and what they
+    mean, judged so that a whole gate run raises a false alarm at a stated rate.
+
+    Each pass gives one value per benchmark: the median over its paired rounds of log(candidate / baseline)
+    (perf/gate/interleave.py). The estimate is their mean, its interval Student's t over the passes: the pass,
+    not the round, is the unit, so the interval holds whatever a process carries for its whole life.
+
+    - REGRESSION: the interval lies above 1 and the ratio is past half the threshold: significantly slower, and
+      by enough to matter. The interval's level is Bonferroni's over the benchmarks (alpha), so that at most
+      FALSE_ALARM_RATE of gate runs on two identical versions flag any benchmark at all (nominally: the gate looks
+      again at each pass past the fewest, perf/gate/stages.py; the noise study measures the rate).
+    - IMPROVEMENT: the mirror image.
+    - PASS: a slowdown of the threshold is ruled out, one-sided at RULED_OUT.
+    - INCONCLUSIVE: none of these; the verdict says the smallest slowdown the run could have detected.
+    """
+    passes = len(values)
+    if passes < 2:
+        return Verdict("inconclusive", passes=passes, why="fewer than two passes")
+    mean, error = mean_and_error(values)
+    reach = t_quantile(1 - alpha, passes) * error
+    low, high, half = mean - reach, mean + reach, math.log1p(threshold / 2)
+    interval = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
+                "passes": passes}
+    if low > 0 and mean > half:
+        return Verdict("regression", **interval)
+    if high < 0 and mean < -half:
+        return Verdict("improvement", **interval)
+    if ruled_out(values, threshold):
+        return Verdict("pass", **interval)
+    detectable = math.exp(max(half, reach) + t_quantile(POWER, passes) * error)
+    why = f"a slowdown of {threshold:.0%} is not ruled out; this run could have detected {detectable:.2f}x"
+    return Verdict("inconclusive", **interval, detectable=detectable, why=why)
+
+
+# The comparison's rule ------------------------------------------------------------------------------------------
+CHANGE_CONFIDENCE = 0.99  # the least coverage the comparison's change interval is chosen for, two-sided
+VERDICTS = ("slower", "faster", "unchanged", "can't tell")
+
+
+def change_verdict(then: list[float], now: list[float], threshold: float) -> tuple[Interval, str, float | None]:
+    """The comparison's verdict on one benchmark's trial ratios in two runs (each at least two): the change now / then
+    with its interval, the verdict, and where it is CAN'T TELL the smallest slowdown these runs could have called
+    SLOWER (else None).
+
+    The change is the Hodges-Lehmann shift between the runs' log ratios (the median of every now − then difference),
+    its interval the distribution-free one that Mann and Whitney's exact null distribution gives: it assumes only
+    that the trials are independent, not that they are normal, and one stray trial moves it little. With threshold t:
+
+    - SLOWER: the whole interval lies above 1 + t: slower by more than t, and surely so;
+    - FASTER: the mirror image, below 1 / (1 + t);
+    - UNCHANGED: the interval lies within 1 ± t: a change of t ruled out either way;
+    - CAN'T TELL: none of these.
+
+    Why so strict a rule: a run of identical code that fails CI costs more than a slowdown seen one run later, and
+    with seven processes a benchmark the looser rules (interval above 1 and estimate beyond 1 + t, or 95%) failed
+    some pairs of identical quiet runs. CHANGE_CONFIDENCE and the rule were chosen on identical and slowed runs,
+    figures in docs/results/compare-calibration/README.md.
+    """
+    log_shift = shift_interval([math.log(ratio) for ratio in then], [math.log(ratio) for ratio in now],
+                               CHANGE_CONFIDENCE)
+    change = Interval(*(math.exp(value) for value in log_shift[:3]), log_shift.coverage)
+    limit = math.log1p(threshold)
+    if log_shift.low > limit:
+        verdict = "slower"
+    elif log_shift.high < -limit:
+        verdict = "faster"
+    elif -limit < log_shift.low and log_shift.high < limit:
+        verdict = "unchanged"
+    else:
+        verdict = "can't tell"
+    # A true slowdown s moves the whole interval by s: it is called SLOWER once s exceeds the limit by the interval's
+    # reach below its estimate.
+    reach = log_shift.value - log_shift.low
+    return change, verdict, math.exp(limit + reach) if verdict == "can't tell" else None
