@@ -182,13 +182,13 @@ def test_where_no_gate_can_rebuild_the_saved_run_the_line_says_why(commit, here,
     assert gate_line(then, [undecided], 0.10, lambda _: here) == said
 
 
-def test_the_gate_line_keeps_the_saved_runs_profile_and_a_threshold_that_is_not_the_default():
+def test_the_gate_line_names_the_undecided_benchmarks_sizes_and_a_threshold_that_is_not_the_default():
     then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": {"id": "0123456789abcdef", "dirty": False}}
     undecided = [compared(Key("tf1_callable", "gpu", 10_000), spread(1.0, 0.3), spread(1.3, 0.3)),
                  compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))]
     assert gate_line(then, undecided, 0.05, lambda _: True).endswith(
-        "python -m perf.gate 0123456789 --solvers tf1_callable,tf1_while_loop --devices gpu,cpu --profile full "
-        "--sizes 1000,10000 --threshold 5%")
+        "python -m perf.gate 0123456789 --solvers tf1_callable,tf1_while_loop --devices gpu,cpu --sizes 1000,10000 "
+        "--threshold 5%")
 
 
 def test_this_repositorys_own_commits_can_be_gated_and_a_made_up_one_cannot():

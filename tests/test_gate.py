@@ -88,7 +88,7 @@ def test_end_to_end_a_device_with_nothing_to_gate_passes_only_where_allowed_and_
     assert cpu["passes"] == 2
 
 
-def test_sizes_outside_the_profile_are_a_usage_error_not_a_traceback(run_gate):
+def test_sizes_the_suite_does_not_benchmark_are_a_usage_error_not_a_traceback(run_gate):
     result, report = run_gate("HEAD", ".", "--sizes", "1000,7")
     assert result.returncode == 2 and report is None and "Traceback" not in result.stderr
-    assert "--sizes: '1000,7' is not among the quick profile's sizes (1000,100000)" in result.stderr
+    assert "--sizes: '1000,7' is not among the suite's sizes (100,1000,10000,100000,1000000)" in result.stderr

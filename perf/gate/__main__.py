@@ -44,6 +44,10 @@ from perf.measure.worker import WorkerStopped
 from solvers import DEVICES
 
 USAGE_ERROR = 2  # argparse's
+# What the gate reads of a profile: its sizes (by default) and the most steps a round at each (rounds are sized to
+# interleave.ROUND_S below that); its trials and rounds are the suite's, not the gate's, which has passes of its own.
+GATE_PROFILE = PROFILES["quick"]
+SIZES = sorted({n for profile in PROFILES.values() for n in profile.sizes})  # every size some profile benchmarks
 
 
 def format_report(rows: list[Verdict], baseline, candidate, threshold: float, seed: int, confirmed: bool,
@@ -81,8 +85,8 @@ def main(argv=None) -> int:
     parser.add_argument(ALLOW_UNAVAILABLE, action="store_true",
                         help="a device that nothing could be timed on (no GPU visible) passes, said in the report, "
                              "instead of NOT MEASURED: for a CPU-only runner in a CPU and GPU matrix")
-    parser.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="sizes and the most steps a round")
-    parser.add_argument("--sizes", help="comma-separated sizes n, among the profile's (default: all of them)")
+    parser.add_argument("--sizes", help=f"comma-separated sizes n, among the suite's ({','.join(map(str, SIZES))}) "
+                                        f"(default: {','.join(map(str, GATE_PROFILE.sizes))})")
     parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
                              f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
@@ -104,15 +108,14 @@ def main(argv=None) -> int:
     if not devices or set(devices) - set(DEVICES):
         parser.error(f"--devices: {options.devices!r} is not a list of {', '.join(DEVICES)}")
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
-    profile = PROFILES[options.profile]
+    profile = GATE_PROFILE
     if options.sizes:
         try:
             sizes = tuple(int(size) for size in options.sizes.split(","))
         except ValueError:
             sizes = ()
-        if not sizes or not set(sizes) <= set(profile.sizes):
-            parser.error(f"--sizes: {options.sizes!r} is not among the {options.profile} profile's sizes "
-                         f"({','.join(str(size) for size in profile.sizes)})")
+        if not sizes or not set(sizes) <= set(SIZES):
+            parser.error(f"--sizes: {options.sizes!r} is not among the suite's sizes ({','.join(map(str, SIZES))})")
         profile = replace(profile, sizes=sizes)
     say = lambda text: print(f"gate: {text}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"seed {seed} (--seed {seed} replays it)")

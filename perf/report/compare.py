@@ -96,12 +96,9 @@ def gate_line(then_document: dict, undecided: list[Compared], threshold: float, 
                 f"code beside this one.")
     if not commit_here(commit["id"]):
         return f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it here."
-    profile = (then_document["machine_info"].get("fssgd") or {}).get("profile") or "quick"
     options = [f"--solvers {','.join(dict.fromkeys(result.key.solver for result in undecided))}",
                f"--devices {','.join(dict.fromkeys(result.key.device for result in undecided))}",
                f"--sizes {','.join(str(n) for n in sorted({result.key.n for result in undecided}))}"]
-    if profile != "quick":
-        options.insert(2, f"--profile {profile}")
     if threshold != DEFAULT_THRESHOLD:
         options.append(f"--threshold {threshold:.0%}")
     return (f"CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
