@@ -1,5 +1,4 @@
-"""What the per-step rows of a run say: the model t = α + β·n, where a solver overtakes the timing reference, and
-where a tf1_feed_dict step goes."""
+"""What a run's per-step rows say: the model t = α + β·n, crossovers with the timing reference, a step's parts."""
 
 import math
 from typing import NamedTuple
@@ -137,15 +136,9 @@ def per_process_ratios(row: Row) -> dict[int, float]:
 
 
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
-    """Σ sign × µs per step of each (solver, sign) in terms, with its interval.
-
-    Trial i of every benchmark ran in worker process i, so each process gives the sum of its own trials' paired
-    ratios, and what a process carried for its life counts once: the mean over the processes with its Student t
-    interval, as the release study takes a part over its passes (each value a difference of measurements, an
-    interval of order statistics would be as wide as the most extreme of them). A run from
-    before trials had processes of their own gives the benchmarks' intervals end to end instead, which covers with
-    at least the product of their coverages. None where a solver was not measured.
-    """
+    """Σ sign × µs per step of each (solver, sign) in terms, with its interval; None where a solver was not measured.
+    The interval is the Student t one over the worker processes, each counting once, or the benchmarks' intervals end
+    to end where the trials shared one process (docs/measurement.md#the-parts-of-a-tf1_feed_dict-step)."""
     reference = reference_row(rows, n)
     found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
     if reference is None or any(row is None or row.ratio is None for row in found):

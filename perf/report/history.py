@@ -1,13 +1,4 @@
-"""Did it get slower over time? Saved runs as series, one per environment, in commit order: per benchmark each run's
-× numpy_loop with its interval, the change points asv's step detection finds in them, and the latest level against
-the best, as asv reports it.
-
-Why ratios: a runner that changes CPU model moves every absolute time; each run's paired ratio to the timing reference
-cancels the machine's speed, and a run made elsewhere (another CPU, TensorFlow build, threads, profile) starts a series
-of its own rather than a step in this one. Why asv's step detection (asv.step_detect, a piecewise-constant fit with an
-automatic penalty): it runs on a handful of points, weights each by its precision, and installs beside this project's
-NumPy; Apache Otava's e-divisive pins NumPy 2.2 and pulls cloud clients, and its defaults (window 50) want long series.
-"""
+"""Did it get slower over time? Saved runs as series with change points (why ratios, why asv: docs/usage.md)."""
 
 import math
 import statistics
