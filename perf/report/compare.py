@@ -19,13 +19,11 @@ class Compared:
     now: float
     change: Interval  # now / then
     verdict: str
-    detectable: float | None = None  # CAN'T TELL: the smallest slowdown these runs could have called SLOWER
+    detectable: float | None  # CAN'T TELL: the smallest slowdown these runs could have called SLOWER
 
 
-def compared(key: Key, then_ratios: list[float], now_ratios: list[float],
-             threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
-    """The verdict on one benchmark of both runs; None where it is the timing reference or either run lacks trials."""
-    then, now = list(then_ratios), list(now_ratios)
+def compared(key: Key, then: list[float], now: list[float], threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
+    """The verdict on one benchmark's trial ratios in two runs; None for the reference or under two trials a side."""
     if (key.solver, key.device) == TIMING_REFERENCE or len(then) < 2 or len(now) < 2:
         return None
     return Compared(key, statistics.median(then), statistics.median(now), *change_verdict(then, now, threshold))

@@ -10,6 +10,7 @@ from perf.judge.statistics import Interval, shift_interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.report.compare import ENVIRONMENT, STAND_INS
 from perf.report.runs import Run, load_run
+from perf.report.tables import markdown as table, number, with_interval
 from perf.storage import RunError
 
 INSTALL_HINT = "pip install -e '.[history]'"
@@ -133,8 +134,6 @@ def history(runs: list[Run]) -> list[Series]:
 
 def markdown(found: list[Series]) -> str:
     """The history as Markdown: per series its runs, then per benchmark the latest and best levels and every change."""
-    from perf.report.tables import markdown as table, number, with_interval
-
     lines = ["# History of saved runs", "",
              "Per series (runs made in one environment), in commit order. Each benchmark's level is its × "
              f"{TIMING_REFERENCE[0]}; a change point is where asv's step detection puts a step, its factor the "
@@ -152,9 +151,8 @@ def markdown(found: list[Series]) -> str:
         for item in series.trends:
             changes = "; ".join(f"at run {series.points.index(change.after) + 1} ({change.after.commit}): "
                                 f"×{with_interval(change.factor)}" for change in item.changes) or "none"
-            rows.append([f"`{item.key.name}`", number(statistics.median(ratio.value for ratio in item.ratios
-                                                                        if ratio)),
-                         number(item.latest), number(item.best),
+            median = statistics.median(ratio.value for ratio in item.ratios if ratio)
+            rows.append([f"`{item.key.name}`", number(median), number(item.latest), number(item.best),
                          "best" if item.latest <= item.best * (1 + 1e-9) else f"{item.latest / item.best:.2f}x best",
                          changes])
         lines += table(["benchmark", "median level", "latest level", "best level", "latest vs best",
