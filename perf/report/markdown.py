@@ -7,6 +7,8 @@ from perf.report.runs import Run
 from perf.report.tables import (DECOMPOSITION_HEADER, DECOMPOSITION_NOTE, decomposition_cells, interval_caption,
                                 markdown, number, with_interval)
 
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # the runs', in the report and in its plots' file names
+
 
 def size_tables(rows: dict) -> list[str]:
     lines = []
@@ -134,7 +136,7 @@ def run_line(letter: str, run: Run) -> str:
 
 
 def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | None) -> str:
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(runs)]
+    letters = LETTERS[:len(runs)]
     captions = interval_caption(row for run in runs for row in run.rows.values())
     lines = ["# FSSGD benchmark report", ""]
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
