@@ -3,7 +3,7 @@
 from perf.judge.statistics import overlapping
 from perf.report import analysis, studies
 from perf.report.analysis import REFERENCE_SOLVER
-from perf.report.runs import Run
+from perf.report.runs import Run, onednn
 from perf.report.tables import (DECOMPOSITION_HEADER, DECOMPOSITION_NOTE, decomposition_cells, interval_caption,
                                 markdown, number, with_interval)
 
@@ -127,7 +127,7 @@ def run_line(letter: str, run: Run) -> str:
     if commit.get("id"):
         details.append(f"commit {commit['id'][:7]}" + (" (dirty)" if commit.get("dirty") else ""))
     details.append(f"CPU {fssgd.get('cpu_model') or (info.get('cpu') or {}).get('brand_raw', '?')}")
-    details.append(f"threads {run.threads}, oneDNN {run.onednn}, NumPy {fssgd.get('numpy', '?')}")
+    details.append(f"threads {run.threads}, oneDNN {onednn(fssgd)}, NumPy {fssgd.get('numpy', '?')}")
     if fssgd.get("slowdown"):
         details.append(f"**slowed on purpose: FSSGD_SLOWDOWN={fssgd['slowdown']}**")
     if fssgd.get("shrink"):
