@@ -67,10 +67,8 @@ class Comparison:
 
 
 def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
-    """A line for each size at which the timing reference's own time a step moved past threshold. The machine's speed
-    moves it and the others alike, and their ratios cancel it; a change of numpy_loop's own does not cancel (a slower
-    numpy_loop makes every benchmark look faster), and the reference is never judged itself, so it is said."""
-    # Its µs per step as the run's tables give it: the anchor of every other.
+    """A line for each size at which the timing reference's µs per step, as the run's tables give it, moved past
+    threshold: the ratios cancel the machine's speed, not a change of its own (docs/usage.md, the reference moved)."""
     then, now = ({row.key.n: row.per_step_us for row in rows if row.is_timing_reference} for rows in (then_rows, now_rows))
     lines = []
     for n in sorted(then.keys() & now.keys()):
