@@ -42,11 +42,11 @@ def regime(solver: str, model, reference, crossover: float | None, low: float) -
 
 def model_table(models: dict, rows: dict) -> list[str]:
     cells = []
-    reference = models.get(tuple(analysis.TIMING_REFERENCE))
+    reference = models.get(analysis.TIMING_REFERENCE)
     for (solver, device), model in sorted(models.items()):
         fit_quality = "exact (2 sizes)" if len(model.sizes) == 2 else f"{model.max_relative_residual:.1%}"
         measured_cell = analysis.measured_crossover(rows, solver, device)
-        if (solver, device) == tuple(analysis.TIMING_REFERENCE) or reference is None:
+        if (solver, device) == analysis.TIMING_REFERENCE or reference is None:
             crossover_cell = measured_cell = "—"
             regime_cell = "reference" if solver == REFERENCE_SOLVER else f"no {REFERENCE_SOLVER} model"
         else:
