@@ -7,11 +7,9 @@ from pathlib import Path
 
 from perf.report import analysis, history, plots, studies
 from perf.report.answer import AnswerError, write_answer
-from perf.report.markdown import render
+from perf.report.markdown import LETTERS, render
 from perf.report.runs import load_run
 from perf.storage import RunError, newest_run, runs_folder, storage_folders
-
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def loaded(paths: list[Path]) -> list:
@@ -20,15 +18,18 @@ def loaded(paths: list[Path]) -> list:
     for given in paths:
         shown = given
         try:
-            if given.is_dir():
-                path = newest_run(given)
-                shown = f"{path} (newest in {given})"
-            else:
-                path = given
+            path = newest_run(given) if given.is_dir() else given
+            shown = given if path == given else f"{path} (newest in {given})"
             runs.append(load_run(path))
         except RunError as error:
             print(f"warning: {shown}: {error}; skipped", file=sys.stderr)
     return runs
+
+
+def stop(message: str) -> int:
+    """Says why on stderr; the exit status of a report that cannot be made."""
+    print(f"error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv=None) -> int:
@@ -51,19 +52,15 @@ def main(argv=None) -> int:
     if not args.runs:
         folder = runs_folder()
         if not folder.is_dir():
-            print(f"error: no saved run of this environment in {folder}: save one with "
-                  "`pytest perf/ --benchmark-autosave`, or name the runs to report", file=sys.stderr)
-            return 2
+            return stop(f"no saved run of this environment in {folder}: save one with "
+                        "`pytest perf/ --benchmark-autosave`, or name the runs to report")
         args.runs = [folder]
     runs = loaded(args.runs)
     if not runs:
-        print("error: no usable pytest-benchmark result among the given paths", file=sys.stderr)
-        return 2
-    out = args.out.resolve()
+        return stop("no usable pytest-benchmark result among the given paths")
     for storage in storage_folders(args.runs, [run.path for run in runs]):
-        if out == storage or storage in out.parents:
-            print(f"error: --out {args.out} is inside the results folder {storage}; choose another", file=sys.stderr)
-            return 2
+        if args.out.resolve().is_relative_to(storage):
+            return stop(f"--out {args.out} is inside the results folder {storage}; choose another")
 
     models = [analysis.fit_models(run.rows) for run in runs]
     drawn, plot_note = {}, None
@@ -82,15 +79,13 @@ def main(argv=None) -> int:
         report = args.out / "report.md"
         report.write_text(render(runs, models, drawn, plot_note), encoding="utf-8")
     except OSError as error:
-        print(f"error: cannot write the report to {args.out}: {error.strerror or error}", file=sys.stderr)
-        return 2
+        return stop(f"cannot write the report to {args.out}: {error.strerror or error}")
 
     if args.answer_into:
         try:
             write_answer(args.answer_into, runs[0])
         except (AnswerError, OSError) as error:
-            print(f"error: --answer-into {args.answer_into}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
-            return 2
+            return stop(f"--answer-into {args.answer_into}: {getattr(error, 'strerror', None) or error}")
         print(f"answer: {args.answer_into}")
     for run in runs:
         for note in run.notes:
@@ -108,16 +103,13 @@ def history_report(folders: list[Path], out: Path, no_plots: bool) -> int:
     try:
         import asv.step_detect  # noqa: F401  (optional: the history extra)
     except ImportError:
-        print(f"error: --history needs asv's step detection: {history.INSTALL_HINT}", file=sys.stderr)
-        return 2
+        return stop(f"--history needs asv's step detection: {history.INSTALL_HINT}")
     try:
         runs, notes = history.runs_in(folders)
     except history.HistoryError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if any(folder.resolve() == out.resolve() or folder.resolve() in out.resolve().parents for folder in folders):
-        print(f"error: --out {out} is inside a folder of runs; choose another", file=sys.stderr)
-        return 2
+        return stop(str(error))
+    if any(out.resolve().is_relative_to(folder.resolve()) for folder in folders):
+        return stop(f"--out {out} is inside a folder of runs; choose another")
     found = history.history(runs)
     drawn = []
     try:
@@ -132,8 +124,7 @@ def history_report(folders: list[Path], out: Path, no_plots: bool) -> int:
         page = history.markdown(found) + "".join(f"\n![{caption}]({path.name})\n" for caption, path in drawn)
         (out / "history.md").write_text(page, encoding="utf-8")
     except OSError as error:
-        print(f"error: cannot write the history to {out}: {error.strerror or error}", file=sys.stderr)
-        return 2
+        return stop(f"cannot write the history to {out}: {error.strerror or error}")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     for series in found:

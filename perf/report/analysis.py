@@ -1,5 +1,4 @@
-"""What the per-step rows of a run say: the model t = α + β·n, where a solver overtakes the timing reference, and
-where a tf1_feed_dict step goes."""
+"""What a run's per-step rows say: the model t = α + β·n, crossovers with the timing reference, a step's parts."""
 
 import math
 from typing import NamedTuple
@@ -53,8 +52,6 @@ def weighted_line(x, t) -> tuple[float, float, float]:
     makes every point count by its relative error; polyfit squares w itself, hence w = 1/t.
     """
     x, t = np.asarray(x, dtype=float), np.asarray(t, dtype=float)
-    if len(set(x)) < 2:
-        raise ValueError("a line needs at least two distinct x")
     slope, intercept = np.polyfit(x, t, 1, w=1 / t)
     return float(intercept), float(slope), float(np.max(np.abs(intercept + slope * x - t) / t))
 
@@ -117,35 +114,15 @@ def question_n(rows, device: str | None = None) -> int:
     return min(sizes, key=lambda n: abs(math.log(n / QUESTION_N)))
 
 
-def step_us(rows: dict[Key, Row], solver: str | None, device: str, n: int) -> Interval | None:
-    """µs per step of solver, as its paired ratio with its interval times the timing reference's µs per step.
-
-    The solvers were timed minutes apart, but each beside the reference, so the machine's drift between them
-    cancels from their difference. None where not measured; solver None: zero.
-    """
-    if solver is None:
-        return Interval(0.0, 0.0, 0.0)
-    row, reference = rows.get(Key(solver, device, n)), reference_row(rows, n)
-    if row is None or row.ratio is None or reference is None:
-        return None
-    return row.ratio.scaled(reference.per_step_us)
-
-
 def per_process_ratios(row: Row) -> dict[int, float]:
     """The row's trial ratios by the worker process each ran in; {} in a run whose trials shared one process."""
     return dict(zip(row.trial_processes, row.trial_ratios)) if len(row.trial_processes) == len(row.trial_ratios) else {}
 
 
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
-    """Σ sign × µs per step of each (solver, sign) in terms, with its interval.
-
-    Trial i of every benchmark ran in worker process i, so each process gives the sum of its own trials' paired
-    ratios, and what a process carried for its life counts once: the mean over the processes with its Student t
-    interval, as the release study takes a part over its passes (each value a difference of measurements, an
-    interval of order statistics would be as wide as the most extreme of them). A run from
-    before trials had processes of their own gives the benchmarks' intervals end to end instead, which covers with
-    at least the product of their coverages. None where a solver was not measured.
-    """
+    """Σ sign × µs per step of each (solver, sign) in terms, with its interval; None where a solver was not measured.
+    The interval is the Student t one over the worker processes, each counting once, or the benchmarks' intervals end
+    to end where the trials shared one process (docs/measurement.md#the-parts-of-a-tf1_feed_dict-step)."""
     reference = reference_row(rows, n)
     found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
     if reference is None or any(row is None or row.ratio is None for row in found):
@@ -188,5 +165,9 @@ def step_parts(rows: dict[Key, Row], device: str, n: int, parts=STEP_PARTS) -> l
 
 
 def whole_step(rows: dict[Key, Row], device: str, n: int) -> Interval | None:
-    """A tf1_feed_dict step in µs, with its interval: the whole that step_parts splits."""
-    return step_us(rows, WHOLE_STEP, device, n)
+    """A tf1_feed_dict step in µs, its paired ratio with its interval times the timing reference's µs per step: the
+    whole that step_parts splits. None where not measured."""
+    row, reference = rows.get(Key(WHOLE_STEP, device, n)), reference_row(rows, n)
+    if row is None or row.ratio is None or reference is None:
+        return None
+    return row.ratio.scaled(reference.per_step_us)

@@ -1,5 +1,4 @@
-"""The answer as the README shows it: a few solvers' × numpy_loop at the seed's size, from a saved run, written
-between two markers of a Markdown file, so that the landing page is regenerated from a run, never copied by hand."""
+"""The README's answer, × numpy_loop at the seed's size, written from a saved run between markers, never by hand."""
 
 from pathlib import Path
 

@@ -19,13 +19,11 @@ class Compared:
     now: float
     change: Interval  # now / then
     verdict: str
-    detectable: float | None = None  # CAN'T TELL: the smallest slowdown these runs could have called SLOWER
+    detectable: float | None  # CAN'T TELL: the smallest slowdown these runs could have called SLOWER
 
 
-def compared(key: Key, then_ratios: list[float], now_ratios: list[float],
-             threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
-    """The verdict on one benchmark of both runs; None where it is the timing reference or either run lacks trials."""
-    then, now = list(then_ratios), list(now_ratios)
+def compared(key: Key, then: list[float], now: list[float], threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
+    """The verdict on one benchmark's trial ratios in two runs; None for the reference or under two trials a side."""
     if (key.solver, key.device) == TIMING_REFERENCE or len(then) < 2 or len(now) < 2:
         return None
     return Compared(key, statistics.median(then), statistics.median(now), *change_verdict(then, now, threshold))
@@ -69,10 +67,8 @@ class Comparison:
 
 
 def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
-    """A line for each size at which the timing reference's own time a step moved past threshold. The machine's speed
-    moves it and the others alike, and their ratios cancel it; a change of numpy_loop's own does not cancel (a slower
-    numpy_loop makes every benchmark look faster), and the reference is never judged itself, so it is said."""
-    # Its µs per step as the run's tables give it: the anchor of every other.
+    """A line for each size at which the timing reference's µs per step, as the run's tables give it, moved past
+    threshold: the ratios cancel the machine's speed, not a change of its own (docs/usage.md, the reference moved)."""
     then, now = ({row.key.n: row.per_step_us for row in rows if row.is_timing_reference} for rows in (then_rows, now_rows))
     lines = []
     for n in sorted(then.keys() & now.keys()):

@@ -1,13 +1,4 @@
-"""Did it get slower over time? Saved runs as series, one per environment, in commit order: per benchmark each run's
-× numpy_loop with its interval, the change points asv's step detection finds in them, and the latest level against
-the best, as asv reports it.
-
-Why ratios: a runner that changes CPU model moves every absolute time; each run's paired ratio to the timing reference
-cancels the machine's speed, and a run made elsewhere (another CPU, TensorFlow build, threads, profile) starts a series
-of its own rather than a step in this one. Why asv's step detection (asv.step_detect, a piecewise-constant fit with an
-automatic penalty): it runs on a handful of points, weights each by its precision, and installs beside this project's
-NumPy; Apache Otava's e-divisive pins NumPy 2.2 and pulls cloud clients, and its defaults (window 50) want long series.
-"""
+"""Did it get slower over time? Saved runs as series with change points (why ratios, why asv: docs/usage.md)."""
 
 import math
 import statistics
@@ -19,6 +10,7 @@ from perf.judge.statistics import Interval, shift_interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.report.compare import ENVIRONMENT, STAND_INS
 from perf.report.runs import Run, load_run
+from perf.report.tables import markdown as table, number, with_interval
 from perf.storage import RunError
 
 INSTALL_HINT = "pip install -e '.[history]'"
@@ -142,8 +134,6 @@ def history(runs: list[Run]) -> list[Series]:
 
 def markdown(found: list[Series]) -> str:
     """The history as Markdown: per series its runs, then per benchmark the latest and best levels and every change."""
-    from perf.report.tables import markdown as table, number, with_interval
-
     lines = ["# History of saved runs", "",
              "Per series (runs made in one environment), in commit order. Each benchmark's level is its × "
              f"{TIMING_REFERENCE[0]}; a change point is where asv's step detection puts a step, its factor the "
@@ -161,9 +151,8 @@ def markdown(found: list[Series]) -> str:
         for item in series.trends:
             changes = "; ".join(f"at run {series.points.index(change.after) + 1} ({change.after.commit}): "
                                 f"×{with_interval(change.factor)}" for change in item.changes) or "none"
-            rows.append([f"`{item.key.name}`", number(statistics.median(ratio.value for ratio in item.ratios
-                                                                        if ratio)),
-                         number(item.latest), number(item.best),
+            median = statistics.median(ratio.value for ratio in item.ratios if ratio)
+            rows.append([f"`{item.key.name}`", number(median), number(item.latest), number(item.best),
                          "best" if item.latest <= item.best * (1 + 1e-9) else f"{item.latest / item.best:.2f}x best",
                          changes])
         lines += table(["benchmark", "median level", "latest level", "best level", "latest vs best",

@@ -3,9 +3,11 @@
 from perf.judge.statistics import overlapping
 from perf.report import analysis, studies
 from perf.report.analysis import REFERENCE_SOLVER
-from perf.report.runs import Run
+from perf.report.runs import Run, onednn
 from perf.report.tables import (DECOMPOSITION_HEADER, DECOMPOSITION_NOTE, decomposition_cells, interval_caption,
                                 markdown, number, with_interval)
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # the runs', in the report and in its plots' file names
 
 
 def size_tables(rows: dict) -> list[str]:
@@ -40,11 +42,11 @@ def regime(solver: str, model, reference, crossover: float | None, low: float) -
 
 def model_table(models: dict, rows: dict) -> list[str]:
     cells = []
-    reference = models.get(tuple(analysis.TIMING_REFERENCE))
+    reference = models.get(analysis.TIMING_REFERENCE)
     for (solver, device), model in sorted(models.items()):
         fit_quality = "exact (2 sizes)" if len(model.sizes) == 2 else f"{model.max_relative_residual:.1%}"
         measured_cell = analysis.measured_crossover(rows, solver, device)
-        if (solver, device) == tuple(analysis.TIMING_REFERENCE) or reference is None:
+        if (solver, device) == analysis.TIMING_REFERENCE or reference is None:
             crossover_cell = measured_cell = "—"
             regime_cell = "reference" if solver == REFERENCE_SOLVER else f"no {REFERENCE_SOLVER} model"
         else:
@@ -125,7 +127,7 @@ def run_line(letter: str, run: Run) -> str:
     if commit.get("id"):
         details.append(f"commit {commit['id'][:7]}" + (" (dirty)" if commit.get("dirty") else ""))
     details.append(f"CPU {fssgd.get('cpu_model') or (info.get('cpu') or {}).get('brand_raw', '?')}")
-    details.append(f"threads {run.threads}, oneDNN {run.onednn}, NumPy {fssgd.get('numpy', '?')}")
+    details.append(f"threads {run.threads}, oneDNN {onednn(fssgd)}, NumPy {fssgd.get('numpy', '?')}")
     if fssgd.get("slowdown"):
         details.append(f"**slowed on purpose: FSSGD_SLOWDOWN={fssgd['slowdown']}**")
     if fssgd.get("shrink"):
@@ -134,7 +136,7 @@ def run_line(letter: str, run: Run) -> str:
 
 
 def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | None) -> str:
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(runs)]
+    letters = LETTERS[:len(runs)]
     captions = interval_caption(row for run in runs for row in run.rows.values())
     lines = ["# FSSGD benchmark report", ""]
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]

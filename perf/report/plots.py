@@ -21,6 +21,8 @@ def canvas(size):
 
 def per_step_plots(run, models: dict, out: Path, prefix: str) -> list[tuple[str, Path]]:
     """Log-log µs per step vs n with the fitted lines, and the per-step bars near n = 1,000; (caption, PNG path)."""
+    from matplotlib import colormaps
+
     written = []
     figure = canvas((9, 5))
     axes = figure.add_subplot()
@@ -28,10 +30,10 @@ def per_step_plots(run, models: dict, out: Path, prefix: str) -> list[tuple[str,
     all_sizes = np.geomspace(min(key.n for key in run.rows), max(key.n for key in run.rows), 50)
     series = sorted({(key.solver, key.device) for key in run.rows})
     # More solvers than any one palette has colours: cycle markers against tab20 so no two lines look alike.
-    colours, markers = palette(len(series)), "osD^v<>ph*"
+    colours, markers = colormaps["tab20"].colors, "osD^v<>ph*"
     for index, (solver, device) in enumerate(series):
         points = sorted((key.n, row.per_step_us) for key, row in run.rows.items() if (key.solver, key.device) == (solver, device))
-        (line,) = axes.plot(*zip(*points), marker=markers[index % len(markers)], color=colours[index],
+        (line,) = axes.plot(*zip(*points), marker=markers[index % len(markers)], color=colours[index % len(colours)],
                             linewidth=0.8, label=f"{solver} ({device})")
         if model := models.get((solver, device)):
             axes.plot(all_sizes, model.per_step_us(all_sizes), linestyle="--", color=line.get_color(), linewidth=1)
@@ -80,13 +82,6 @@ def with_intervals(axes, xs, intervals, **style) -> None:
     """Points with their intervals as error bars."""
     axes.errorbar(xs, [i.value for i in intervals], yerr=[[i.value - i.low for i in intervals],
                                                         [i.high - i.value for i in intervals]], **style)
-
-
-def palette(count: int) -> list:
-    from matplotlib import colormaps
-
-    colours = colormaps["tab20"].colors
-    return [colours[index % len(colours)] for index in range(count)]
 
 
 def history_plots(found, out: Path) -> list[tuple[str, Path]]:

@@ -1,5 +1,4 @@
-"""What a saved run's benchmarks mean (docs/extra-info.md): one Row each, with its ratio to the timing reference and
-its per-step time, both derived here, once, from the trials that perf/measure recorded."""
+"""What a saved run's benchmarks mean (docs/extra-info.md): one Row each, its ratio and µs per step derived once."""
 
 import statistics
 from dataclasses import dataclass, field
@@ -45,14 +44,9 @@ RECORDED = ("trials", "setup_s", "first_run_s", "dtype", "device_name", "tensorf
 def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
     """The run's timed benchmarks as rows, and a note for each benchmark left out.
 
-    Per-step times in the per-step tables are anchored: a benchmark's paired ratio times the lower quartile of the
-    per-step times of every trial of the timing reference at that n, its own and those timed beside the others.
-    Why: the benchmarks ran minutes apart and the machine's speed drifts between them, so one benchmark's fastest
-    trial over another's carries that drift; the timing reference was timed all through the run, in every worker.
-    Why the lower quartile and not the median: the reference's trials can fall in two modes (a process's state for
-    its life), and the median lands on whichever holds half the trials, moving every figure of the run with it; a
-    slow state only adds time, so the quartile stays on the fast mode once a quarter of the trials are in it.
-    Figures: docs/measurement.md. A study's benchmark keeps its own: its fastest trial's median round.
+    A per-step table's µs per step is its paired ratio times the lower quartile of every timing reference trial of
+    the run at that n (why the quartile: docs/measurement.md#µs-per-step); a study's benchmark keeps its own, its
+    fastest trial's median round.
     """
     entries, notes = [], []
     for benchmark in benchmarks:

@@ -34,10 +34,6 @@ class Run:
         return threads_setting(threads) if isinstance(threads, int) else "?"
 
     @property
-    def onednn(self) -> str:
-        return onednn(self.fssgd)
-
-    @property
     def label(self) -> str:
         """TF version · devices · profile, read from what the run recorded about itself."""
         every = [*self.rows.values(), *(row for rows in self.studies.values() for row in rows)]

@@ -6,16 +6,16 @@ from perf.judge.statistics import Interval
 from perf.report import analysis
 
 
-def number(value, digits=3) -> str:
+def number(value) -> str:
     """Counts as they are; measurements to three significant digits; a dash when there is nothing."""
     if value is None:
         return "—"
     if isinstance(value, int):
         return f"{value:,}"
-    value = float(f"{value:.{digits}g}")  # rounded first, so 99.99999 reads 100, not 100.0
-    if value == 0 or abs(value) >= 10 ** (digits - 1):
+    value = float(f"{value:.3g}")  # rounded first, so 99.99999 reads 100, not 100.0
+    if value == 0 or abs(value) >= 100:
         return f"{value:,.0f}"
-    return f"{value:,.{digits - 1 - math.floor(math.log10(abs(value)))}f}"
+    return f"{value:,.{2 - math.floor(math.log10(abs(value)))}f}"
 
 
 def with_interval(interval: Interval | None) -> str:
@@ -66,19 +66,16 @@ def decomposition_cells(rows, device: str, n: int) -> tuple[Interval, list[list[
     parts, whole = analysis.step_parts(rows, device, n), analysis.whole_step(rows, device, n)
     if not (parts and whole):
         return None
-    other_way = analysis.step_parts(rows, device, n, analysis.OTHER_WAY_ROUND)
-    cells = [[part, with_interval(value), f"{value.value / whole.value:.0%}", derivation]
-             for part, value, derivation in parts]
-    cells += [[f"({part})", with_interval(value), f"{value.value / whole.value:.0%}", derivation]
-              for part, value, derivation in other_way]
-    return whole, cells
+    other_way = [(f"({part})", value, derivation)
+                 for part, value, derivation in analysis.step_parts(rows, device, n, analysis.OTHER_WAY_ROUND)]
+    return whole, [[part, with_interval(value), f"{value.value / whole.value:.0%}", derivation]
+                   for part, value, derivation in parts + other_way]
 
 
 DECOMPOSITION_NOTE = (f"Each part is a difference of two solvers' µs per step (paired ratios times "
                       f"{analysis.REFERENCE_SOLVER}'s µs per step), taken in each worker process between the two "
                       "trials it ran: the mean over the processes with its Student t interval (a run whose trials "
                       "shared one process: the two intervals end to end, which cover with at least the product of "
-                      "their coverages). The parts do "
-                      "not add up to the whole: what the loss fetch costs depends on whether the data is fed, so the "
-                      "remainder is exactly the loss fetch on constant data less the loss fetch on fed data; the two "
-                      "rows in brackets measure those two parts the other way round.")
+                      "their coverages). The parts do not add up to the whole: what the loss fetch costs depends on "
+                      "whether the data is fed, so the remainder is exactly the loss fetch on constant data less the "
+                      "loss fetch on fed data; the two rows in brackets measure those two parts the other way round.")
