@@ -19,7 +19,7 @@ def test_every_benchmark_gets_a_trial_on_both_versions_each_pass_at_one_planned_
     workers = fakes(both)
     outcomes = passes(workers, both, count=3)
     for outcome in outcomes.values():
-        assert outcome.problem is None and len(outcome.log_ratios["candidate"]) == 3
+        assert outcome.unjudged is None and len(outcome.log_ratios["candidate"]) == 3
         assert outcome.steps == min(int(ROUND_S / 1e-4), QUICK.steps)
         assert all(value == pytest.approx(0.0) for *_, value in outcome.log_ratios["candidate"])
     assert "plan" not in {request["op"] for request in workers["candidate"].asked}  # sized on the baseline only
@@ -56,10 +56,10 @@ def test_lost_new_skipped_and_broken_benchmarks_are_named_not_timed():
     workers = {"baseline": FakeWorker({**listing, **cpu_only("gone")}),
                "candidate": FakeWorker({**listing, **cpu_only("added")}, "candidate", broken=("numpy_lean",))}
     outcomes = passes(workers, ["numpy_loop", "gone", "added", "tf1_callable", "numpy_lean"], count=2)
-    assert outcomes["numpy_loop"].problem is None
-    assert outcomes["gone"].problem == ("missing", "missing") and outcomes["added"].problem == ("new", "new")
-    assert outcomes["tf1_callable"].problem == ("skipped", "skipped: tensorflow is not installed")
-    assert outcomes["numpy_lean"].problem == ("error", "error on candidate: ValueError: broken")
+    assert outcomes["numpy_loop"].unjudged is None
+    assert outcomes["gone"].unjudged == ("missing", "missing") and outcomes["added"].unjudged == ("new", "new")
+    assert outcomes["tf1_callable"].unjudged == ("skipped", "skipped: tensorflow is not installed")
+    assert outcomes["numpy_lean"].unjudged == ("error", "error on candidate: ValueError: broken")
     assert workers["candidate"].asked[-1]["op"] == "close"  # a trial that failed is closed all the same
 
 
@@ -72,7 +72,7 @@ def test_the_benchmarks_come_from_both_registries_so_a_lost_solver_is_not_left_o
 def test_a_candidate_that_lost_a_package_the_baseline_had_fails_rather_than_skips():
     workers = {"baseline": FakeWorker(cpu_only("numpy_loop", "tf1_callable")),
                "candidate": FakeWorker(cpu_only("numpy_loop", "tf1_callable", tf1_callable="broken install"), "candidate")}
-    assert passes(workers, ["tf1_callable"], count=1)["tf1_callable"].problem == ("error", "error on candidate: broken install")
+    assert passes(workers, ["tf1_callable"], count=1)["tf1_callable"].unjudged == ("error", "error on candidate: broken install")
 
 
 def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version_sees_a_gpu():
@@ -80,7 +80,7 @@ def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version
                "jax_step": {"cpu": None, "gpu": "no GPU visible to JAX"}}
     outcomes = prepared_outcomes(fakes(listing), [Key("tf1_while_loop", "gpu", 1000), Key("jax_step", "gpu", 1000)],
                                  QUICK)
-    assert [outcome.problem.why for outcome in outcomes] == ["skipped: no GPU visible to TensorFlow",
+    assert [outcome.unjudged.why for outcome in outcomes] == ["skipped: no GPU visible to TensorFlow",
                                                               "skipped: no GPU visible to JAX"]
 
 

@@ -111,3 +111,14 @@ def test_two_runs_compared_part_by_part_say_where_their_intervals_do_not_overlap
     text = capsys.readouterr().out
     assert "| TF new | Session.run call | 140 (" in text and "| TF new | Session.run call | 240 (" not in text
     assert text.count("**no**") >= 1 and "| TF old | Session.run call |" in text
+
+
+def test_a_benchmark_saved_without_passes_is_read_back_unjudged_and_left_out_of_the_analysis(tmp_path):
+    saved = {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": None,
+                                "round_s": outcome.round_s, "log_ratios": outcome.log_ratios} for outcome in outcomes()}
+    saved["tf1_callable-cpu-n1000"] = {"steps": 0, "calls": 1, "problem": "error on TF new: broken install",
+                                       "round_s": {}, "log_ratios": {}}
+    (tmp_path / "passes.json").write_text(json.dumps({"versions": [{"label": label} for label in LABELS],
+                                                      "benchmarks": saved}))
+    found, labels = releases.read_back(tmp_path)
+    assert labels == LABELS and set(found[1000]["TF new"]["benchmarks"]) == set(STEP_US)

@@ -8,15 +8,15 @@ import pytest
 from gate_fakes import QUICK, VERSIONS, cpu_only, fake_workers_for_every_version, fakes
 
 from perf.gate import stages
-from perf.gate.interleave import Outcome, Problem
+from perf.gate.interleave import Outcome, Unjudged
 from perf.gate.stages import verdicts
 from perf.gate.verdict import failed
 from perf.judge.rules import Verdict
 from perf.measure import Key
 
 
-def test_problems_become_their_own_verdicts():
-    outcome = Outcome(Key("tf1_callable", "cpu", 1000), problem=Problem("error", "error on candidate: wrong answer: w = 1"))
+def test_unjudged_benchmarks_become_their_own_verdicts():
+    outcome = Outcome(Key("tf1_callable", "cpu", 1000), unjudged=Unjudged("error", "error on candidate: wrong answer: w = 1"))
     assert verdicts([outcome], "candidate", stages.Stopping(0.1))[0].verdict == "error"
     assert failed([Verdict("error")]) and failed([Verdict("missing")])
     assert not failed([Verdict("new"), Verdict("inconclusive"), Verdict("improvement"), Verdict("unconfirmed")])

@@ -39,7 +39,7 @@ MOST_CALLS = 10_000
 ROUNDS_PER_TRIAL = 6
 
 
-class Problem(NamedTuple):
+class Unjudged(NamedTuple):
     """Why a benchmark has no passes to judge: the verdict it stands for, and the reason, as the report says it."""
 
     verdict: str  # missing, new, error or skipped
@@ -57,7 +57,7 @@ class Outcome:
     log_ratios: dict = field(default_factory=dict)
     # version label -> [(pass, the median of the trial's rounds in seconds)]; every version has them
     round_s: dict = field(default_factory=dict)
-    problem: Problem | None = None
+    unjudged: Unjudged | None = None
 
     def values(self, label: str) -> list[float]:
         """The label's log ratios, pass by pass."""
@@ -86,20 +86,20 @@ def benchmarks_of(found: dict, solvers: list[str] | None, devices: list[str], pr
     return [Key(name, device, n) for name in names for device in devices for n in profile.sizes]
 
 
-def availability_problem(key: Key, found: dict, labels: list[str]) -> Problem | None:
+def availability(key: Key, found: dict, labels: list[str]) -> Unjudged | None:
     """Why a benchmark cannot be compared (lost, new, skipped everywhere, or lost by a version), or None."""
     present = [label for label in labels if key.device in found[label].get(key.solver, {})]
     if not present:  # a device the solver does not run on, in either version: nothing to time, not a new benchmark
-        return Problem("skipped", f"skipped: {key.solver} does not run on {key.device}")
+        return Unjudged("skipped", f"skipped: {key.solver} does not run on {key.device}")
     if len(present) < len(labels):
-        return Problem("new", "new") if labels[0] not in present else Problem("missing", "missing")
+        return Unjudged("new", "new") if labels[0] not in present else Unjudged("missing", "missing")
     reasons = {label: found[label][key.solver][key.device] for label in labels}
     if all(reasons.values()):
-        return Problem("skipped", f"skipped: {reasons[labels[0]]}")
+        return Unjudged("skipped", f"skipped: {reasons[labels[0]]}")
     if reasons[labels[0]]:
-        return Problem("new", f"new: the baseline cannot run it ({reasons[labels[0]]})")
+        return Unjudged("new", f"new: the baseline cannot run it ({reasons[labels[0]]})")
     if lacking := [label for label in labels if reasons[label]]:
-        return Problem("error", f"error on {lacking[0]}: {reasons[lacking[0]]}")
+        return Unjudged("error", f"error on {lacking[0]}: {reasons[lacking[0]]}")
     return None
 
 
@@ -112,7 +112,7 @@ def planned(worker, outcome: Outcome, most_steps: int) -> None:
         outcome.steps, outcome.calls = reply["steps"], reply["calls"]
     else:
         why = reply.get("error") or reply.get("missing")
-        outcome.problem = Problem("error", f"error on {worker.version.label} while sizing its rounds: {why}")
+        outcome.unjudged = Unjudged("error", f"error on {worker.version.label} while sizing its rounds: {why}")
 
 
 def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Outcome]:
@@ -121,8 +121,8 @@ def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Out
     labels = list(workers)
     outcomes = [Outcome(key) for key in benchmarks]
     for outcome in outcomes:
-        outcome.problem = availability_problem(outcome.key, found, labels)
-        if outcome.problem is None:
+        outcome.unjudged = availability(outcome.key, found, labels)
+        if outcome.unjudged is None:
             planned(workers[labels[0]], outcome, profile.steps_at(outcome.key.n))
             outcome.log_ratios = {label: [] for label in labels[1:]}
     return outcomes
@@ -135,7 +135,7 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
     baseline first; starts: benchmark -> the offset of its first opener, drawn once per benchmark and run, so that
     over the passes each version opens it first as often as the others (one apart when the count is odd; exactly so
     while the same versions take part, as the gate's two always do)."""
-    live = [outcome for outcome in outcomes if outcome.problem is None]
+    live = [outcome for outcome in outcomes if outcome.unjudged is None]
     seconds = {}
     for outcome in rng.sample(live, len(live)):
         first = (starts.setdefault(outcome.key, rng.randrange(len(labels))) + pass_index) % len(labels)
@@ -184,22 +184,22 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
                                         "steps": outcome.steps, "calls": outcome.calls})
             opened.append(label)
             if "setup_s" not in reply:
-                outcome.problem = Problem("error", f"error on {label}: {reply.get('error') or reply.get('missing')}")
+                outcome.unjudged = Unjudged("error", f"error on {label}: {reply.get('error') or reply.get('missing')}")
                 return
         rounds = {label: [] for label in order}
         for index in range(ROUNDS_PER_TRIAL):
             for label in round_order(order, pass_index * ROUNDS_PER_TRIAL + index):  # rows go on from pass to pass
                 reply = workers[label].ask({"op": "round"})
                 if "round_s" not in reply:
-                    outcome.problem = Problem("error", f"error on {label}: {reply.get('error')}")
+                    outcome.unjudged = Unjudged("error", f"error on {label}: {reply.get('error')}")
                     return
                 rounds[label].append(reply["round_s"])
     finally:
         for label in opened:
             reply = workers[label].ask({"op": "close"})
-            if "error" in reply and outcome.problem is None:
-                outcome.problem = Problem("error", f"error on {label}: {reply['error']}")
-    if outcome.problem:
+            if "error" in reply and outcome.unjudged is None:
+                outcome.unjudged = Unjudged("error", f"error on {label}: {reply['error']}")
+    if outcome.unjudged:
         return
     for label in order:
         outcome.round_s.setdefault(label, []).append((pass_index, statistics.median(rounds[label])))

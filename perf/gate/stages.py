@@ -82,7 +82,7 @@ class Policy:
     round_order = staticmethod(alternated)
 
     def open_for(self, outcomes: list[Outcome], pass_index: int) -> dict[str, list[Outcome]]:
-        live = [outcome for outcome in outcomes if outcome.problem is None]
+        live = [outcome for outcome in outcomes if outcome.unjudged is None]
         return {self.candidate: [outcome for outcome in live if self.stopping.keeps(
             outcome.values(self.candidate), pass_index, self.spent_s, len(live), len(live))]}
 
@@ -113,7 +113,7 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
             trial_s = run_pass(workers, [version.label for version in present], active, pass_index, rng, starts,
                                policy.round_order)
         pass_s = time.perf_counter() - began
-        timed = sum(outcome.problem is None for outcome in active)
+        timed = sum(outcome.unjudged is None for outcome in active)
         progress(f"pass {pass_index + 1}: {timed} benchmark{'s' * (timed != 1)}, {pass_s:.0f} s, "
                  + policy.passed(open_for, trial_s, pass_s, len(present)))
     return outcomes
@@ -134,8 +134,8 @@ def screened(versions: list, threads: int, solvers: list[str] | None, devices: l
 
 def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> list[Verdict]:
     """Each benchmark's verdict on the candidate, from its passes up to where stopping stops it."""
-    live = sum(outcome.problem is None for outcome in outcomes)
-    return [replace(Verdict(outcome.problem.verdict, why=outcome.problem.why) if outcome.problem
+    live = sum(outcome.unjudged is None for outcome in outcomes)
+    return [replace(Verdict(outcome.unjudged.verdict, why=outcome.unjudged.why) if outcome.unjudged
                     else stopping.judged(outcome.values(candidate), live),
                     benchmark=outcome.key.name, steps=outcome.steps, calls=outcome.calls) for outcome in outcomes]
 

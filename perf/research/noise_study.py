@@ -126,7 +126,7 @@ def record(repeat: int, out: Path, options) -> Path:
     path = out / f"repeat-{repeat:02d}.json"
     # Every pass's value, also those past where the gate would have stopped a variant: the spreads come from them.
     values = {label: {outcome.key.name: [value for *_, value in outcome.log_ratios[label]] for outcome in outcomes
-                      if outcome.problem is None} for label in labels[1:]}
+                      if outcome.unjudged is None} for label in labels[1:]}
     path.write_text(json.dumps({"threshold": options.threshold, "neighbour": options.neighbour,
                                 "passes": options.passes or "the gate's", "budget_s": options.budget,
                                 "screening": screening, "confirmation": confirmation, "values": values,

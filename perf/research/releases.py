@@ -77,7 +77,7 @@ def per_pass_us(outcome, label: str) -> dict[int, float]:
 
 def analysed(outcomes, labels: list[str]) -> dict:
     """{n: {label: {"benchmarks": {solver: cells}, "parts": {part: Interval}}}} from the passes' outcomes."""
-    by_key = {outcome.key: outcome for outcome in outcomes if outcome.problem is None}
+    by_key = {outcome.key: outcome for outcome in outcomes if outcome.unjudged is None}
     found = {}
     for n in sorted({key.n for key in by_key}):
         for label in labels:
@@ -189,11 +189,12 @@ def read_back(folder: Path) -> tuple[dict, list[str]]:
     outcomes = []
     for name, measured in saved["benchmarks"].items():
         solver, device, n = name.rsplit("-", 2)
-        outcome = gate.Outcome(Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
-                               {label: [tuple(value) for value in values]
-                                for label, values in measured["log_ratios"].items()}, measured["problem"])
-        outcome.round_s = {label: [tuple(value) for value in values] for label, values in measured["round_s"].items()}
-        outcomes.append(outcome)
+        why = measured["problem"]  # every reason starts with its verdict: "skipped: ...", "error on ...", "new"
+        outcomes.append(gate.Outcome(
+            Key(solver, device, int(n.removeprefix("n"))), measured["steps"], measured["calls"],
+            log_ratios={label: [tuple(value) for value in values] for label, values in measured["log_ratios"].items()},
+            round_s={label: [tuple(value) for value in values] for label, values in measured["round_s"].items()},
+            unjudged=gate.Unjudged(why.split(maxsplit=1)[0].rstrip(":"), why) if why else None))
     labels = [version["label"] for version in saved["versions"]]
     return analysed(outcomes, labels), labels
 
@@ -280,8 +281,8 @@ def main(argv=None) -> int:
         print(f"releases: cannot run: {error}", file=sys.stderr)
         return 2
     for outcome in outcomes:
-        if outcome.problem:
-            print(f"releases: {outcome.key.name}: {outcome.problem.why}", file=sys.stderr)
+        if outcome.unjudged:
+            print(f"releases: {outcome.key.name}: {outcome.unjudged.why}", file=sys.stderr)
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "passes.json").write_text(json.dumps({
         "command": f"python -m perf.research.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}",
@@ -290,7 +291,7 @@ def main(argv=None) -> int:
         "onednn": onednn_setting(),
         "versions": [{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
                      for version, found_packages in zip(versions, packages)],
-        "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": outcome.problem and outcome.problem.why,
+        "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": outcome.unjudged and outcome.unjudged.why,
                                           "round_s": outcome.round_s, "log_ratios": outcome.log_ratios}
                        for outcome in outcomes},
     }, indent=1))

@@ -35,7 +35,7 @@ class SideBySide:
     def as_its_gate_saw(self, label: str) -> list[gate.Outcome]:
         """The outcomes with label's log ratios cut to the passes its own gate gave each benchmark."""
         return [replace(outcome, log_ratios={**outcome.log_ratios, label: outcome.log_ratios[label][
-            :self.gate_passes.get((label, outcome.key))]}) if outcome.problem is None else outcome
+            :self.gate_passes.get((label, outcome.key))]}) if outcome.unjudged is None else outcome
                 for outcome in self.outcomes]
 
     def verdicts(self, label: str, stopping: gate.Stopping) -> list[Verdict]:
@@ -43,10 +43,10 @@ class SideBySide:
 
     def open_for(self, outcomes: list[gate.Outcome], pass_index: int) -> dict[str, list[gate.Outcome]]:
         """label -> the outcomes its own gate would time in this pass."""
-        live = sum(outcome.problem is None for outcome in outcomes)
+        live = sum(outcome.unjudged is None for outcome in outcomes)
         found = {}
         for label in self.candidates:
-            mine = [outcome for outcome in outcomes if outcome.problem is None
+            mine = [outcome for outcome in outcomes if outcome.unjudged is None
                     and (self.flagged is None or outcome.key in self.flagged[label])]
             # Judged on the passes its own gate gave it: those timed later for other candidates' sake are not its.
             found[label] = [outcome for outcome in mine if self.stopping.keeps(
