@@ -1,12 +1,6 @@
-"""What the JAX solvers share: JAX imported lazily, the device asked for, the data there, the original loss."""
+"""What the JAX solvers share: the device asked for, the data there, the original loss."""
 
 from solvers.problem import Problem
-
-
-def import_jax():
-    import jax
-
-    return jax
 
 
 def device_of(jax, device: str):

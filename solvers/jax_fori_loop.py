@@ -2,13 +2,14 @@
 
 from contextlib import contextmanager
 
-from solvers.jax_common import data_on, device_of, import_jax, original_loss
+from solvers.jax_common import data_on, device_of, original_loss
 from solvers.problem import Fit, Problem
 
 
 @contextmanager
 def prepare(problem: Problem, device: str):
-    jax = import_jax()
+    import jax
+
     x, y = data_on(jax, problem, device_of(jax, device))
     gradient = jax.grad(original_loss, argnums=(2, 3))
     lr = problem.lr

@@ -4,7 +4,7 @@ import os
 import re
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 
 # Read by session_config() and the eager runtime; the benchmark option --threads sets it.
@@ -13,6 +13,7 @@ THREADS_VARIABLE = "FSSGD_THREADS"
 DEFAULT_THREADS = 0
 # TensorFlow aborts the interpreter on a negative count and spends minutes starting 100,000 threads.
 MAX_THREADS = 1024
+ONEDNN_VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
 DEVICE_SPECS = {"cpu": "/device:CPU:0", "gpu": "/device:GPU:0"}
 NO_GPU = "no GPU visible to TensorFlow"  # why gpu benchmarks skip, and gpu solvers are refused, without one
 # Printed by TensorFlow's C++ runtime while it loads, through a logger that starts before
@@ -26,11 +27,9 @@ STARTUP_NOISE = re.compile(
 def import_tensorflow():
     # Silence C++ start-up logs before the first import; an explicit user setting wins.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if "tensorflow" in sys.modules or os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0":
+    quiet = "tensorflow" not in sys.modules and os.environ["TF_CPP_MIN_LOG_LEVEL"] != "0"
+    with startup_noise_dropped() if quiet else nullcontext():
         import tensorflow as tf
-    else:
-        with startup_noise_dropped():
-            import tensorflow as tf
 
     eager_threads(tf)  # before anything starts the eager runtime, which fixes them (even TF1 while_loops start it)
     return tf
@@ -99,9 +98,6 @@ def threads() -> int:
         raise ValueError(f"{THREADS_VARIABLE}: {error}") from None
 
 
-ONEDNN_VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
-
-
 def onednn_enabled() -> bool | None:
     """Whether this process's TensorFlow runs oneDNN's ops, as TensorFlow decided it; None where it cannot say."""
     try:
@@ -119,10 +115,6 @@ def session_config():
         intra_op_parallelism_threads=threads(),
         inter_op_parallelism_threads=threads(),
     )
-
-
-def device_spec(device: str) -> str:
-    return DEVICE_SPECS[device]
 
 
 def is_out_of_memory(error: BaseException) -> bool:

@@ -1,6 +1,5 @@
 """One Session.run per step with constant data and only the train op fetched: the bare cost of a Session.run."""
 
-from contextlib import contextmanager
 from functools import partial
 
 from solvers import tf1_graph
@@ -8,9 +7,6 @@ from solvers.problem import Problem
 from solvers.tensorflow_support import session_config
 
 
-@contextmanager
 def prepare(problem: Problem, device: str):
-    graph = tf1_graph.build(problem, device, fed=False)
-    with tf1_graph.session(graph, session_config()) as session:
-        step = partial(session.run, graph.train)
-        yield tf1_graph.stepping(session, graph, step)
+    return tf1_graph.prepared(problem, device, session_config(), fed=False,
+                              step=lambda session, graph: partial(session.run, graph.train))

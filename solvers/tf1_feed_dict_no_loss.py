@@ -1,6 +1,5 @@
 """The original TensorFlow 1 program fetching only the train op: what fetching the loss every step costs."""
 
-from contextlib import contextmanager
 from functools import partial
 
 from solvers import tf1_graph
@@ -8,9 +7,6 @@ from solvers.problem import Problem
 from solvers.tensorflow_support import session_config
 
 
-@contextmanager
 def prepare(problem: Problem, device: str):
-    graph = tf1_graph.build(problem, device, fed=True)
-    with tf1_graph.session(graph, session_config()) as session:
-        step = partial(session.run, graph.train, feed_dict=graph.feed)
-        yield tf1_graph.stepping(session, graph, step)
+    return tf1_graph.prepared(problem, device, session_config(), fed=True,
+                              step=lambda session, graph: partial(session.run, graph.train, feed_dict=graph.feed))

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from solvers.problem import Fit, Problem
-from solvers.tensorflow_support import device_spec, import_tensorflow
+from solvers.tensorflow_support import DEVICE_SPECS, import_tensorflow
 
 
 class Tf1Graph(NamedTuple):
@@ -23,7 +23,7 @@ def build(problem: Problem, device: str, *, fed: bool) -> Tf1Graph:
     tf = import_tensorflow().compat.v1
     n = problem.n
     graph = tf.Graph()
-    with graph.as_default(), tf.device(device_spec(device)):
+    with graph.as_default(), tf.device(DEVICE_SPECS[device]):
         if fed:
             X = tf.placeholder(tf.float32, shape=(n, 1))
             Y = tf.placeholder(tf.float32, shape=(n, 1))
@@ -44,9 +44,11 @@ def build(problem: Problem, device: str, *, fed: bool) -> Tf1Graph:
 
 
 @contextmanager
-def session(graph: Tf1Graph, config):
-    with import_tensorflow().compat.v1.Session(graph=graph.graph, config=config) as opened:
-        yield opened
+def prepared(problem: Problem, device: str, config, *, fed: bool, step: Callable):
+    """build's graph in an open session, stepping with step(session, graph): the one call each iteration makes."""
+    graph = build(problem, device, fed=fed)
+    with import_tensorflow().compat.v1.Session(graph=graph.graph, config=config) as session:
+        yield stepping(session, graph, step(session, graph))
 
 
 def stepping(session, graph: Tf1Graph, step: Callable) -> Callable[..., Fit]:

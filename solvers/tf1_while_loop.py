@@ -3,13 +3,11 @@
 from contextlib import contextmanager
 
 from solvers.problem import Fit, Problem
-from solvers.tensorflow_support import device_spec, import_tensorflow, session_config
+from solvers.tensorflow_support import DEVICE_SPECS, import_tensorflow, session_config
 
 
-@contextmanager
 def prepare(problem: Problem, device: str):
-    with prepare_with_config(problem, device, session_config()) as run:
-        yield run
+    return prepare_with_config(problem, device, session_config())
 
 
 @contextmanager
@@ -17,7 +15,7 @@ def prepare_with_config(problem: Problem, device: str, config):
     tf = import_tensorflow().compat.v1
     n, lr = problem.n, problem.lr
     graph = tf.Graph()
-    with graph.as_default(), tf.device(device_spec(device)):
+    with graph.as_default(), tf.device(DEVICE_SPECS[device]):
         x = tf.constant(problem.x, dtype=tf.float32)
         y = tf.constant(problem.y, dtype=tf.float32)
         # Fed at run time, so one graph (and one setup) serves every iteration count.

@@ -1,6 +1,5 @@
 """The fix from the original answer in TensorFlow 1: tf1_while_loop on standardized x with lr 0.1, whatever problem.lr."""
 
-from contextlib import contextmanager
 from functools import partial
 
 from solvers import tf1_while_loop
@@ -9,8 +8,5 @@ from solvers.standardization import standardized
 from solvers.tensorflow_support import session_config
 
 
-@contextmanager
 def prepare(problem: Problem, device: str):
-    loop = partial(tf1_while_loop.prepare_with_config, config=session_config())
-    with standardized(loop, problem, device) as run:
-        yield run
+    return standardized(partial(tf1_while_loop.prepare_with_config, config=session_config()), problem, device)

@@ -3,13 +3,13 @@
 from contextlib import contextmanager
 
 from solvers.problem import Fit, Problem
-from solvers.tensorflow_support import device_spec, eager_config, import_tensorflow, session_config
+from solvers.tensorflow_support import DEVICE_SPECS, eager_config, import_tensorflow, session_config
 from solvers.tf2_common import data_on, original_loss
 
 
 @contextmanager
 def prepare(problem: Problem, device: str):
-    tf, spec, lr = import_tensorflow(), device_spec(device), problem.lr
+    tf, spec, lr = import_tensorflow(), DEVICE_SPECS[device], problem.lr
     with eager_config(session_config()):
         x, y = data_on(tf, problem, spec)
         with tf.device(spec):

@@ -3,19 +3,17 @@
 from contextlib import contextmanager
 
 from solvers.problem import Fit, Problem
-from solvers.tensorflow_support import device_spec, eager_config, import_tensorflow, session_config
+from solvers.tensorflow_support import DEVICE_SPECS, eager_config, import_tensorflow, session_config
 from solvers.tf2_common import data_on, original_loss
 
 
-@contextmanager
 def prepare(problem: Problem, device: str):
-    with prepare_compiled(problem, device, session_config(), jit_compile=False) as run:
-        yield run
+    return prepare_compiled(problem, device, session_config(), jit_compile=False)
 
 
 @contextmanager
 def prepare_compiled(problem: Problem, device: str, config, jit_compile: bool):
-    tf, spec, lr = import_tensorflow(), device_spec(device), problem.lr
+    tf, spec, lr = import_tensorflow(), DEVICE_SPECS[device], problem.lr
     with eager_config(config):
         x, y = data_on(tf, problem, spec)
 

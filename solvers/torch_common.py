@@ -3,12 +3,6 @@
 from solvers.problem import Problem
 
 
-def import_torch():
-    import torch
-
-    return torch
-
-
 def device_of(torch, device: str):
     return torch.device("cuda" if device == "gpu" else "cpu")
 

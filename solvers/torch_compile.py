@@ -4,7 +4,7 @@ from contextlib import contextmanager
 from functools import cache
 
 from solvers.problem import Fit, Problem
-from solvers.torch_common import data_on, device_of, import_torch, original_loss
+from solvers.torch_common import data_on, device_of, original_loss
 
 
 @cache
@@ -31,7 +31,8 @@ def compiled_descend(torch, lr: float):
 
 @contextmanager
 def prepare(problem: Problem, device: str):
-    torch = import_torch()
+    import torch
+
     place = device_of(torch, device)
     x, y = data_on(torch, problem, place)
     descend = compiled_descend(torch, problem.lr)

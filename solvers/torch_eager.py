@@ -3,12 +3,13 @@
 from contextlib import contextmanager
 
 from solvers.problem import Fit, Problem
-from solvers.torch_common import data_on, device_of, import_torch, original_loss
+from solvers.torch_common import data_on, device_of, original_loss
 
 
 @contextmanager
 def prepare(problem: Problem, device: str):
-    torch = import_torch()
+    import torch
+
     place = device_of(torch, device)
     x, y = data_on(torch, problem, place)
     w = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
