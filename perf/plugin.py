@@ -12,7 +12,7 @@ from pytest_benchmark.session import PerformanceRegression
 
 import solvers
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, NotMeasured, threshold_argument
-from perf.measure import environment
+from perf.measure import environment, gpu
 from perf.measure.benchmark import Measurement
 from perf.measure.pool import Pool
 from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
@@ -79,6 +79,7 @@ def pytest_configure(config):
     if config.getoption("fail_on_slower") and not config.getoption("benchmark_compare", None):
         raise pytest.UsageError("--fail-on-slower needs --benchmark-compare: a saved run to compare this one with")
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
+    os.environ.update(gpu.memory_settings())  # before any framework here starts on a GPU the workers share
     config.stash[ORDER_SEED] = random.SystemRandom().randrange(2**32)
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
@@ -164,13 +165,12 @@ def skip_reason(item) -> str | None:
     solver, device = params.get("solver"), params.get("device")
     if solver and device and device not in solver.devices:
         return f"{solver.name} is {'/'.join(solver.devices)}-only"
-    # Tests of a solver alone (tests/test_solvers.py) run it on its first device, the CPU.
+    # Tests of a solver alone (tests/test_solvers.py) run it on its first device, the CPU. On a GPU each solver asks
+    # its own framework (a JAX benchmark runs wherever JAX sees one, whatever TensorFlow sees).
     if solver and (reason := solver.unavailable_reason(device or solver.devices[0])):
         return reason
     if item.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
         return reason
-    if item.get_closest_marker("gpu") and not tensorflow_support.gpu_names():
-        return tensorflow_support.NO_GPU
     return None
 
 

@@ -7,18 +7,18 @@ import tempfile
 from pathlib import Path
 
 from perf.judge.outcome import NotMeasured
-from perf.measure.environment import nvidia_gpu_models, tensorflow_distribution
+from perf.measure import gpu
+from perf.measure.environment import tensorflow_distribution
 
 SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
 DEFAULT_STORAGE = f"file://./{SAVED_RUNS}"  # pytest-benchmark's default --benchmark-storage
 
 
 def storage_key() -> str:
-    """A folder name per environment, so CPU-only and GPU results never share a baseline."""
+    """A folder name per environment, so CPU-only and GPU results, and two GPU models', never share a baseline."""
     distribution = tensorflow_distribution()
     key = f"{distribution[0]}-{distribution[1]}" if distribution else "numpy-only"
-    gpus = nvidia_gpu_models()
-    if distribution and gpus:
+    if gpus := gpu.models():  # wherever a driver sees one: JAX's and PyTorch's GPU runs need no TensorFlow
         key += "-" + gpus[0].split(",")[0]
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
 

@@ -44,3 +44,18 @@ def gpu_unavailable_reason(package: str) -> str | None:
 
         return None if torch.cuda.is_available() else "no GPU visible to PyTorch"
     return f"{package} solvers here are CPU-only"
+
+
+def gpu_name(package: str) -> str:
+    """The GPU's name as package's runtime reports it, e.g. 'NVIDIA H100 80GB HBM3'; only where it sees one."""
+    if package == "tensorflow":
+        return tensorflow_support.gpu_names()[0]
+    if package == "jax":
+        import jax
+
+        return jax.devices("gpu")[0].device_kind
+    if package == "torch":
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    raise ValueError(f"{package} solvers here are CPU-only")

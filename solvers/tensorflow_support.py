@@ -117,12 +117,6 @@ def session_config():
     )
 
 
-def is_out_of_memory(error: BaseException) -> bool:
-    """Whether error is TensorFlow's out-of-memory error; never imports TensorFlow to say no."""
-    tf = sys.modules.get("tensorflow")
-    return tf is not None and isinstance(error, tf.errors.ResourceExhaustedError)
-
-
 @contextmanager
 def eager_config(config):
     """TF2 eager code and tf.functions under a session config's placement rule and threads, as TF1 sessions are.

@@ -11,7 +11,6 @@ from helpers import ROOT
 from perf import storage
 from perf.judge.outcome import NOT_MEASURED
 from perf.measure.profiles import PROFILES
-from solvers import tensorflow_support
 
 # The studies beyond the per-step tables; named on the command line, they run in the quick profile.
 STUDIES = ("test_iterations.py", "test_time_to_accuracy.py")
@@ -75,34 +74,23 @@ loop.prepare = prepare
 
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("timing", [["--benchmark-disable"], ["--benchmark-json=run.json"]], ids=["untimed", "timed"])
-def test_out_of_device_memory_skips_that_benchmark_with_the_reason_and_the_next_still_runs(run_fssgd, pytester,
-                                                                                           monkeypatch, timing):
+def test_out_of_device_memory_fails_that_benchmark_saying_what_to_change_and_the_next_still_runs(run_fssgd, pytester,
+                                                                                                 monkeypatch, timing):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
     monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the timed path, not its figures: a profile a thousand times shorter
-    result = run_fssgd(*timing, "-rs", "--devices", "cpu", "--solvers", "tf1_while_loop")
-    result.assert_outcomes(passed=1, skipped=1)  # n1000 ran out, then n100000 ran
-    result.stdout.fnmatch_lines(
-        ["*SKIPPED*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
-    )
+    result = run_fssgd(*timing, "--devices", "cpu", "--solvers", "tf1_while_loop")
+    result.assert_outcomes(passed=1, failed=1)  # n1000 ran out, then n100000 ran
+    result.stdout.fnmatch_lines(["*tf1_while_loop cpu n=1,000: out of memory: ResourceExhaustedError: OOM when "
+                                 "allocating tensor (simulated);*TF_FORCE_GPU_ALLOW_GROWTH=true*"])
+    assert "Traceback" not in result.stdout.str()
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_skips_the_studies_benchmarks_too(run_fssgd, pytester, monkeypatch):
+def test_out_of_device_memory_fails_the_studies_benchmarks_too(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
-    result = run_fssgd("--benchmark-disable", "-rs", "--devices", "cpu",
-                      "--solvers", "tf1_while_loop", modules=STUDIES)
-    result.assert_outcomes(skipped=5)  # four iteration counts and one time to accuracy, all at n = 1000
-    result.stdout.fnmatch_lines(
-        ["*SKIPPED [[]5[]]*out of memory: tf1_while_loop on cpu at n = 1000 (OOM when allocating tensor (simulated))"]
-    )
-
-
-def test_only_tensorflows_out_of_memory_error_counts_as_out_of_memory():
-    assert not tensorflow_support.is_out_of_memory(MemoryError("host"))
-    if tensorflow_support.unavailable_reason() is None:
-        tf = tensorflow_support.import_tensorflow()
-        assert tensorflow_support.is_out_of_memory(tf.errors.ResourceExhaustedError(None, None, "OOM"))
-        assert not tensorflow_support.is_out_of_memory(tf.errors.InvalidArgumentError(None, None, "bad"))
+    result = run_fssgd("--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop", modules=STUDIES)
+    result.assert_outcomes(failed=5)  # four iteration counts and one time to accuracy, all at n = 1000
+    result.stdout.fnmatch_lines(["*out of memory: ResourceExhaustedError: OOM when allocating tensor (simulated)*"])
 
 
 # Divergence in a benchmark -------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """The worker process and its protocol, for real: what the gate and the suite ask of it, and what it answers."""
 
+import os
 import sys
 
 import pytest
 
 import solvers
+from solvers import packages
 from perf.measure.pool import Pool
 from perf.measure.worker import ROOT, Version, Worker, WorkerStopped
 
@@ -78,3 +80,50 @@ def test_the_pool_starts_its_workers_together_on_first_use_and_replaces_one_that
         assert pool[0] is not first and pool[0].ask({"op": "solvers", "only": ["numpy_lean"]})["solvers"]
         assert pool[1].process.pid == second_pid  # the one still serving is kept
     assert pool.workers == [None, None]
+
+
+# Each framework's out-of-memory error, as a trial's call raises it on a full GPU (PyTorch's by its class name alone).
+OUT_OF_MEMORY = {
+    "tensorflow": "import tensorflow as tf\nerror = tf.errors.ResourceExhaustedError(None, None, 'OOM when allocating')",
+    "jax": "import jax\nerror = jax.errors.JaxRuntimeError('RESOURCE_EXHAUSTED: Out of memory while trying to allocate')",
+    "torch": "class OutOfMemoryError(RuntimeError):\n    pass\nerror = OutOfMemoryError('CUDA out of memory.')",
+}
+EXHAUSTED_PLUGIN = '''
+import contextlib
+
+import solvers.numpy_lean as lean
+
+{error}
+
+
+@contextlib.contextmanager
+def prepare(problem, device):
+    def exhausted(iterations):
+        raise error
+
+    yield exhausted
+
+
+lean.prepare = prepare
+'''
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("framework", OUT_OF_MEMORY)
+def test_out_of_memory_in_any_framework_is_named_so_and_frees_the_trial_for_the_next(framework, tmp_path, monkeypatch):
+    if reason := packages.unavailable_reason(framework) if framework != "torch" else None:
+        pytest.skip(reason)
+    (tmp_path / "exhaust_memory.py").write_text(EXHAUSTED_PLUGIN.format(error=OUT_OF_MEMORY[framework]))
+    (tmp_path / "sitecustomize.py").write_text("import exhaust_memory\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT)]))
+    started = Worker(Version("suite", "this tree", ROOT, sys.executable), threads=1, preload=["numpy_lean"])
+    try:
+        reply = started.ask({"op": "open", **NUMPY_LEAN, "steps": 10, "calls": 1})
+        closed = started.ask({"op": "close"})
+        again = started.ask({"op": "open", "solver": "numpy_loop", "device": "cpu", "n": 100, "steps": 10, "calls": 1})
+    finally:
+        started.close()
+    assert reply["kind"] == "out of memory" and reply["error"].startswith("out of memory: ")
+    assert "held the GPU" in reply["error"] or "nvidia-smi could not say" in reply["error"]
+    assert closed == {"closed": False}  # the worker closed the trial itself, before answering
+    assert again["setup_s"] > 0

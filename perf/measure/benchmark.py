@@ -2,22 +2,18 @@
 handed to pytest-benchmark as its own round times, the answer checked, what was measured recorded in extra_info
 (docs/extra-info.md); under --benchmark-disable, one untimed call here checks the answer."""
 
-import gc
-
 import pytest
 
-from perf.measure import TIMING_REFERENCE, environment
+from perf.measure import TIMING_REFERENCE, environment, gpu
 from perf.measure.schedule import Plan, Schedule, Scheduled, label, steps_within_budget
 from perf.measure.solver_runs import Misplaced, answer_mismatch, prepared
 from perf.measure.trials import TrialError, slowdown_of
-from solvers import tensorflow_support
 from solvers.problem import Fit, seed_problem
 
 __all__ = ["Measurement", "Plan"]  # what a benchmark module uses
 
 # Failures the message says all of; any other carries the worker's traceback.
-EXPECTED_FAILURES = ("wrong answer", Misplaced.__name__)
-OUT_OF_MEMORY = "ResourceExhaustedError"  # TensorFlow's out-of-memory error, as a worker names it
+EXPECTED_FAILURES = ("wrong answer", Misplaced.__name__, gpu.OUT_OF_MEMORY)
 
 
 class Measurement:
@@ -29,8 +25,8 @@ class Measurement:
 
     def reported(self, benchmark) -> Fit:
         """The fit of the last timed round, its answer checked, its rounds in pytest-benchmark and its extra_info
-        recorded. Skips the test when TensorFlow ran out of device memory; fails it, without a traceback of ours,
-        when TensorFlow ran the ops elsewhere, the answer is wrong or the solver crashed."""
+        recorded. Fails it, without a traceback of ours, when a framework ran out of device memory (saying who held
+        the GPU), TensorFlow ran the ops elsewhere, the answer is wrong or the solver crashed."""
         if benchmark.disabled:
             fit, scheduled = self.checked_here(benchmark), None
         else:
@@ -55,11 +51,11 @@ class Measurement:
         except Misplaced as error:
             pytest.fail(str(error), pytrace=False)
         except Exception as error:
-            if not tensorflow_support.is_out_of_memory(error):
+            if not gpu.is_out_of_memory(error):
                 raise
-            out_of_memory = str(error)
+            out_of_memory = gpu.out_of_memory_message(error, gpu.holders())
         if out_of_memory is not None:  # outside the except block, so the error's frames are gone first
-            skip_out_of_memory(self.solver, self.device, n, out_of_memory)
+            pytest.fail(f"{label(self.solver, self.device, n)}: {out_of_memory}", pytrace=False)
         if mismatch := answer_mismatch(fit, self.solver, n):
             pytest.fail(f"{label(self.solver, self.device, n)}: wrong answer: {mismatch}", pytrace=False)
         benchmark.extra_info["placement"] = placement.get("devices")
@@ -68,17 +64,9 @@ class Measurement:
 
 def failed(scheduled: Scheduled):
     error = scheduled.failure
-    if isinstance(error, TrialError) and error.kind == OUT_OF_MEMORY:
-        skip_out_of_memory(scheduled.solver, scheduled.device, scheduled.plan.n,
-                           str(error).removeprefix(f"{error.kind}: "))
     expected = isinstance(error, TrialError) and error.kind in EXPECTED_FAILURES
     details = "" if expected or not isinstance(error, TrialError) else f"\n{error.trace or ''}"
     pytest.fail(f"{scheduled.label}: {error}{details}", pytrace=False)
-
-
-def skip_out_of_memory(solver, device, n: int, message: str):
-    gc.collect()  # the error's frames, and the device buffers they hold, are gone before the next benchmark
-    pytest.skip(f"out of memory: {solver.name} on {device} at n = {n} ({message.strip().splitlines()[0]})")
 
 
 class ReplayedClock:
@@ -105,7 +93,7 @@ def replayed(benchmark, rounds_s: list[float]) -> None:
 def record(benchmark, solver, device, plan: Plan, fit: Fit, scheduled: Scheduled | None):
     """What was measured, as docs/extra-info.md lists it; what is derived from it is the analysis layer's."""
     info = benchmark.extra_info
-    info.update(solver=solver.name, device=device, device_name=environment.device_name(device), n=plan.n,
+    info.update(solver=solver.name, device=device, device_name=environment.device_name(solver, device), n=plan.n,
                 iterations=fit.iterations, dtype=solver.dtype, w=fit.w, b=fit.b, loss=fit.loss,
                 **environment.versions(), **plan.study)
     info.setdefault("placement", None)
@@ -120,6 +108,8 @@ def record(benchmark, solver, device, plan: Plan, fit: Fit, scheduled: Scheduled
                 trial_medians_s=[trial.median_s() for trial in measured.trials], setup_s=first.setup_s,
                 first_run_s=first.first_run_s, warm_up_each_trial=measured.warm_up_each_trial,
                 trial_processes=[trial.process for trial in measured.trials])
+    if device == "gpu":
+        info["gpu_peak_bytes"] = [trial.gpu_peak_bytes for trial in measured.trials]
     if measured.reference_steps:
         info.update(reference="-".join(TIMING_REFERENCE), reference_iterations=measured.reference_steps,
                     reference_trial_medians_s=[trial.reference_median_s() for trial in measured.trials])

@@ -2,19 +2,19 @@
 
 import argparse
 import importlib.metadata
+import importlib.util
 import os
 import platform
 import re
-import shutil
-import subprocess
 import sys
 from functools import cache
 
 import numpy as np
 
+from perf.measure import gpu
 from perf.measure.profiles import shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
-from solvers import tensorflow_support
+from solvers import packages, tensorflow_support
 
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-nightly-cpu")
 
@@ -39,19 +39,23 @@ def cpu_model() -> str:
     return match.group(1).strip() if match else platform.processor() or platform.machine()
 
 
-@cache
-def nvidia_gpu_models() -> tuple[str, ...]:
-    """GPU models as the driver reports them, without importing TensorFlow; empty without a driver."""
-    if not shutil.which("nvidia-smi"):
-        return ()
-    try:
-        listing = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return tuple(line.strip() for line in listing.splitlines() if line.strip())
+def cuda_versions() -> dict | None:
+    """The CUDA each GPU framework here was built for, and the newest the driver runs; None without a GPU. TensorFlow's
+    build is under machine_info.fssgd.tensorflow."""
+    if not gpu.models():
+        return None
+    found = {"driver": gpu.driver_cuda_version()}
+    if importlib.util.find_spec("torch"):
+        import torch
+
+        found["torch"] = torch.version.cuda
+    for plugin in ("jax-cuda13-plugin", "jax-cuda12-plugin"):  # JAX's CUDA runtime comes as a plugin of its own
+        try:
+            found["jax"] = f"{plugin} {importlib.metadata.version(plugin)}"
+            break
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
 
 
 def versions() -> dict:
@@ -59,8 +63,9 @@ def versions() -> dict:
     return {"tensorflow": distribution[1] if distribution else None, "numpy": np.__version__}
 
 
-def device_name(device: str) -> str:
-    return tensorflow_support.gpu_names()[0] if device == "gpu" else cpu_model()
+def device_name(solver, device: str) -> str:
+    """The device as the solver's own framework names it: each sees the GPU through its own runtime."""
+    return packages.gpu_name(solver.needs[0]) if device == "gpu" else cpu_model()
 
 
 def describe(profile: str) -> dict:
@@ -80,7 +85,10 @@ def describe(profile: str) -> dict:
             for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
             if name in os.environ
         },
-        "nvidia_gpus": list(nvidia_gpu_models()),
+        "nvidia_gpus": list(gpu.models()),
+        "cuda": cuda_versions(),
+        # What lets the suite's worker processes share one GPU (perf/measure/gpu.py).
+        "gpu_memory_settings": gpu.memory_settings(),
         # Test tooling that stretches the timed calls (perf/measure/trials.py): a slowed run must say so.
         "slowdown": os.environ.get(SLOWDOWN_VARIABLE) or None,
         # Test tooling that runs a profile many times shorter (perf/measure/profiles.py): a shrunk run must say so.

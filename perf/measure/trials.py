@@ -81,6 +81,7 @@ class Trial:
     process: int  # the worker's process id
     rounds_s: list[float] = field(default_factory=list)
     reference_rounds_s: list[float] = field(default_factory=list)
+    gpu_peak_bytes: int | None = None  # on a GPU, the most memory the worker's framework held in this trial
 
     def median_s(self) -> float:
         return statistics.median(self.rounds_s)
@@ -151,6 +152,7 @@ class Measured:
             closed = worker.ask({"op": "close"})
         if "error" in closed:
             raise TrialError(closed)
+        trial.gpu_peak_bytes = closed.get("gpu_peak_bytes")
         self.trials.append(trial)
         self.fit = closed["fit"]
         return trial

@@ -20,13 +20,15 @@ Requests:
     {"op": "round", "reference": null}
                        ->  {"round_s": …}                     one timed round of the open trial; with "reference":
                            "before" or "after", a round of the timing reference timed then too: "reference_round_s"
-    {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null}
-                           its last answer checked, its session freed
+    {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null, "gpu_peak_bytes": …}
+                           its last answer checked, its session freed; on a GPU the most memory its framework held
+                           (else null), given back (perf/measure/gpu.py)
 
 A trial is held open so that the gate can time its rounds in turn with another version's, each round
 paired with theirs within milliseconds; the suite times a trial's rounds beside the timing reference's in the
 same process. Any request may answer {"missing": why} (no such solver in that version) or {"error": why,
-"kind": the exception's class} (a crash, a wrong answer, ops placed on another device, out of device memory).
+"kind": the exception's class, or "out of memory" whichever framework's it was} (a crash, a wrong answer, ops placed
+on another device, out of device memory: the open trial is then closed, so the memory it held is free).
 Only the standard library is imported here at
 module level: the version's solvers must come first.
 """
@@ -43,6 +45,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from perf.measure import gpu
 from perf.measure.trials import SLOWDOWN_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +110,7 @@ def serve(tree: str, preload: list[str]) -> None:
         placement = None if key in placement_checked else {}
         placement_checked.add(key)
         session = ExitStack()
-        trial.update(session=session, solver=solver, n=n, steps=steps)
+        trial.update(session=session, solver=solver, n=n, steps=steps, device=request["device"])
         run, setup_s = session.enter_context(prepared(solver, seed_problem(n, iterations=steps), request["device"],
                                                       placement, request["calls"]))
         trial["run"] = slowed(run, slowdown_of(solver.name))
@@ -138,13 +141,17 @@ def serve(tree: str, preload: list[str]) -> None:
     def close_trial(request=None):
         if not trial:
             return {"closed": False}
-        session, fit, solver, n = trial.pop("session"), trial.pop("fit", None), trial["solver"], trial["n"]
+        session, fit, solver, n, device = (trial.pop("session"), trial.pop("fit", None), trial["solver"], trial["n"],
+                                           trial["device"])
         trial.clear()
         session.close()
+        held = None
+        for package in getattr(solver, "needs", ()) if device == "gpu" else ():  # given back before the next trial opens
+            held = given_back(package) or held
         if fit is not None and (error := answer_mismatch(fit, solver, n)):
             return {"error": f"wrong answer: {error}", "kind": "wrong answer"}
         return {"closed": True, "fit": fit and {"w": float(fit.w), "b": float(fit.b), "loss": float(fit.loss),
-                                                "iterations": int(fit.iterations)}}
+                                                "iterations": int(fit.iterations)}, "gpu_peak_bytes": held}
 
     def answer(request: dict) -> dict:
         if request["op"] == "solvers":  # "only": the names asked for, so that no other package is imported
@@ -162,9 +169,28 @@ def serve(tree: str, preload: list[str]) -> None:
         try:
             reply = answer(json.loads(line))
         except Exception as error:  # reported against this benchmark and version
-            reply = {"error": f"{type(error).__name__}: {error}", "kind": type(error).__name__,
-                     "trace": traceback.format_exc()}
+            if gpu.is_out_of_memory(error):
+                reply = {"error": gpu.out_of_memory_message(error, gpu.holders()), "kind": gpu.OUT_OF_MEMORY}
+            else:
+                reply = {"error": f"{type(error).__name__}: {error}", "kind": type(error).__name__,
+                         "trace": traceback.format_exc()}
+        if reply.get("kind") == gpu.OUT_OF_MEMORY:  # outside the except block, so the error's frames are gone first
+            close_trial()
         print(json.dumps(reply), flush=True)
+
+
+def given_back(package: str) -> int | None:
+    """The GPU memory a closed trial's framework held at most (None where it cannot say), released: bookkeeping,
+    never a reason to fail a trial."""
+    try:
+        held = gpu.peak_bytes(package)
+    except Exception:
+        held = None
+    try:
+        gpu.released(package)
+    except Exception:
+        pass
+    return held
 
 
 def imported(solvers, names: list[str]) -> None:
@@ -197,6 +223,7 @@ class Worker:
         env = {key: value for key, value in os.environ.items()
                if key not in (SLOWDOWN_VARIABLE, CPU_VARIABLE, IMPORT_CPU_VARIABLE)}
         env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
+        env.update(gpu.memory_settings(env))  # several workers share one GPU
         if cpu is not None:
             env[CPU_VARIABLE] = str(cpu)
             if import_cpu is not None:

@@ -38,6 +38,8 @@ ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
                ("TensorFlow", lambda fssgd: " ".join(filter(None, [(fssgd.get("tensorflow") or {}).get(key)
                                                                    for key in ("distribution", "version")])) or "none"),
                ("GPU", lambda fssgd: "; ".join(fssgd.get("nvidia_gpus") or ()) or "none"),
+               ("CUDA", lambda fssgd: ", ".join(f"{name} {version}" for name, version in (fssgd.get("cuda") or {}).items()
+                                                if version) or "none"),
                ("threads", lambda fssgd: fssgd.get("threads_setting")),
                ("oneDNN", lambda fssgd: fssgd.get("onednn_setting")),
                ("profile", lambda fssgd: fssgd.get("profile")),
