@@ -8,8 +8,8 @@ from solvers import tensorflow_support
 INSTALL_HINTS = {
     "tensorflow": "install the tf-cpu or tf-gpu extra",
     "numba": "install the numba extra (pip install -e '.[numba]')",
-    "jax": "install the jax extra (pip install -e '.[jax]')",
-    "torch": "install the torch-cpu or torch-gpu extra",
+    "jax": "install the jax extra (pip install -e '.[jax]'), or jax-cuda for a GPU",
+    "torch": "install the torch extra (pip install -e '.[torch]'; which build: docs/gpu.md)",
 }
 
 

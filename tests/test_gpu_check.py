@@ -1,0 +1,199 @@
+"""scripts/gpu-check.sh, the device check (docs/gpu.md), on the CPU: its dry run's commands and solvers, its OUT folder,
+its usage errors, and a real run whose python is a fake that answers each step with a chosen exit status. Nothing is
+timed. Whether TensorFlow imports is faked with a tensorflow module put first on PYTHONPATH (empty: it imports; raising
+ImportError: it does not), so the tests hold whether or not TensorFlow is installed."""
+
+import datetime
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+import solvers
+
+SCRIPT = ROOT / "scripts" / "gpu-check.sh"
+USAGE = "usage: scripts/gpu-check.sh [--dry-run] [OUT]"
+BASE = ["jax_fori_loop", "jax_step", "torch_eager", "torch_compile", "numpy_loop"]
+TENSORFLOW_SOLVERS = [name for name, solver in solvers.REGISTRY.items() if "tensorflow" in solver.needs]
+
+
+def gpu_capable(names):
+    return [name for name in names if "gpu" in solvers.REGISTRY[name].devices]
+
+
+@pytest.fixture(params=[True, False], ids=["with-tensorflow", "without-tensorflow"])
+def tensorflow(request, tmp_path):
+    """(whether tensorflow imports, a PYTHONPATH folder that makes it so)."""
+    folder = tmp_path / ("tensorflow-importable" if request.param else "tensorflow-missing")
+    folder.mkdir()
+    (folder / "tensorflow.py").write_text("" if request.param else "raise ImportError('no tensorflow in this test')\n")
+    return request.param, folder
+
+
+def run_script(*args, cwd=ROOT, python=sys.executable, pythonpath=None):
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHON")}
+    env["PYTHON"] = str(python)
+    if pythonpath:
+        env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def commands(result) -> list[list[str]]:
+    """The dry run's steps, each split as a shell would split it, after its cd to the root and PYTHONPATH."""
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines and all(line.startswith("+ ") for line in lines), result.stdout
+    split = [shlex.split(line[2:]) for line in lines]
+    assert split[0] == ["cd", str(ROOT)]
+    assert split[1][0] == "export" and split[1][1].split("=", 1)[1].split(":")[0] == str(ROOT)
+    return split[2:]
+
+
+def option(command, name):
+    return command[command.index(name) + 1]
+
+
+def test_the_dry_run_names_the_steps_and_the_solvers(tensorflow):
+    importable, folder = tensorflow
+    found = commands(run_script("--dry-run", "out", pythonpath=folder))
+    listed = BASE + (TENSORFLOW_SOLVERS if importable else [])
+    pytest_run, report, gpu_timed, gate = found
+    assert pytest_run[:4] == [sys.executable, "-m", "pytest", "perf/test_fssgd.py"]
+    assert option(pytest_run, "--devices") == "cpu,gpu"
+    assert option(pytest_run, "--solvers").split(",") == listed
+    assert option(pytest_run, "--benchmark-json") == "out/run.json"
+    assert report == [sys.executable, "-m", "perf.report", "out/run.json", "--out", "out"]
+    assert gpu_timed[:2] == [sys.executable, "-c"] and gpu_timed[-1] == "out/run.json"
+    assert gate[:5] == [sys.executable, "-m", "perf.gate", ".", "."]
+    assert option(gate, "--devices") == "gpu"
+    assert option(gate, "--solvers").split(",") == gpu_capable(listed)
+    assert "numpy_loop" not in option(gate, "--solvers")
+    assert option(gate, "--json") == "out/gate.json"
+    assert float(option(gate, "--budget")) > 0
+
+
+def test_the_tensorflow_solvers_are_the_registrys():
+    """The fixture above compares with the registry; here, that the registry has some, so it can tell."""
+    assert TENSORFLOW_SOLVERS and "tf1_feed_dict" in TENSORFLOW_SOLVERS
+    assert set(BASE) <= set(solvers.REGISTRY)
+
+
+@pytest.mark.parametrize("started_in", ["root", "elsewhere"])
+def test_out_defaults_to_todays_folder_under_docs_results_gpu(tmp_path, tensorflow, started_in):
+    before = datetime.date.today().isoformat()
+    cwd = ROOT if started_in == "root" else tmp_path
+    pytest_run, report, *_ = commands(run_script("--dry-run", cwd=cwd, pythonpath=tensorflow[1]))
+    after = datetime.date.today().isoformat()
+    assert option(report, "--out") in (f"docs/results/gpu/{before}", f"docs/results/gpu/{after}")
+    assert option(pytest_run, "--benchmark-json") == option(report, "--out") + "/run.json"
+
+
+def test_a_relative_out_is_where_the_script_was_started_and_quoted(tmp_path, tensorflow):
+    found = commands(run_script("--dry-run", "my results", cwd=tmp_path, pythonpath=tensorflow[1]))
+    assert option(found[1], "--out") == f"{tmp_path}/my results"
+    assert option(found[3], "--json") == f"{tmp_path}/my results/gate.json"
+
+
+def test_an_absolute_out_stays_as_given(tmp_path, tensorflow):
+    found = commands(run_script(tmp_path / "out", "--dry-run", pythonpath=tensorflow[1]))
+    assert option(found[0], "--benchmark-json") == f"{tmp_path}/out/run.json"
+
+
+def test_the_dry_run_creates_nothing(tmp_path):
+    """Once, not per tensorflow parameter: two runs at once could not tell which made the default folder."""
+    missing = tmp_path / "tensorflow-missing"
+    missing.mkdir()
+    (missing / "tensorflow.py").write_text("raise ImportError('no tensorflow in this test')\n")
+    start = tmp_path / "start"
+    start.mkdir()
+    default = ROOT / "docs" / "results" / "gpu" / datetime.date.today().isoformat()
+    existed = default.exists()
+    try:
+        for args in (["--dry-run"], ["--dry-run", start / "out"], ["--dry-run", "relative"]):
+            result = run_script(*args, cwd=start, pythonpath=missing)
+            assert result.returncode == 0, result.stderr
+            assert list(start.iterdir()) == []
+            assert existed or not default.exists()
+    finally:
+        if not existed and default.is_dir() and not any(default.iterdir()):
+            default.rmdir()  # what a faulty script made, gone again, with its parent if empty
+            if not any(default.parent.iterdir()):
+                default.parent.rmdir()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--bogus"], "unknown option --bogus"),
+    (["--dry-run", "-n"], "unknown option -n"),
+    (["first", "second"], "one OUT folder at most, got first and second"),
+    (["--dry-run", "first", "second"], "one OUT folder at most"),
+])
+def test_a_usage_error_exits_2_naming_the_usage(tmp_path, args, said):
+    result = run_script(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert said in result.stderr and USAGE in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+FAKE_PYTHON = """#!{python}
+import json, os, sys
+args = sys.argv[1:]
+exits = json.loads(os.environ["FAKE_EXITS"])
+if args[:1] == ["-m"] and args[1] in exits:
+    print("fake", args[1])
+    if args[1] == "pytest" and os.environ.get("FAKE_DEVICES"):
+        benchmarks = [{{"extra_info": {{"device": device}}}} for device in os.environ["FAKE_DEVICES"].split(",")]
+        with open(args[args.index("--benchmark-json") + 1], "w") as run:
+            json.dump({{"benchmarks": benchmarks}}, run)
+    sys.exit(exits[args[1]])
+os.execv(sys.executable, [sys.executable, *args])
+"""
+
+
+@pytest.fixture
+def fake_python(tmp_path, monkeypatch):
+    """fake_python(pytest=N, perf.report=N, perf.gate=N, devices=...): a python whose -m steps only print and exit N
+    (the fake pytest writing a run.json with a benchmark on each of devices); everything else is the real one."""
+    def make(devices="", **exits):
+        path = tmp_path / "python"
+        path.write_text(FAKE_PYTHON.format(python=sys.executable))
+        path.chmod(0o755)
+        monkeypatch.setenv("FAKE_EXITS", json.dumps({name.replace("_", "."): code for name, code in exits.items()}))
+        monkeypatch.setenv("FAKE_DEVICES", devices)
+        return path
+
+    return make
+
+
+def test_a_failing_step_is_recorded_and_the_later_ones_still_run(tmp_path, tensorflow, fake_python):
+    python = fake_python(pytest=3, perf_report=0, perf_gate=10)  # no run.json: the gpu-timed check fails too
+    result = run_script(tmp_path / "out", python=python, pythonpath=tensorflow[1])
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = tmp_path / "out"
+    assert (out / "status.txt").read_text().splitlines() == [
+        "step pytest: exit 3", "step report: exit 0", "step gpu-timed: exit 1", "step gate: exit 10"]
+    assert (out / "pytest.txt").read_text() == "fake pytest\n"
+    assert (out / "report.txt").read_text() == "fake perf.report\n"
+    assert (out / "gate.txt").read_text() == "fake perf.gate\n"
+    environment = (out / "environment.txt").read_text()
+    for heading in ("date: ", "## versions and devices", "numpy ", "## git", "## nvidia-smi", "## commands run"):
+        assert heading in environment
+    assert f"tensorflow importable: {'yes' if tensorflow[0] else 'no'}" in environment
+    assert environment.count("\n+ ") == 6 and f"\n+ cd {ROOT}\n" in environment and "  exit 3 after" in environment
+
+
+def test_every_step_passing_exits_0_and_no_gpu_benchmark_fails(tmp_path, tensorflow, fake_python):
+    passing = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu")
+    result = run_script(tmp_path / "passed", python=passing, pythonpath=tensorflow[1])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "timed: 1 benchmarks on cpu, 1 on gpu" in (tmp_path / "passed" / "gpu-timed.txt").read_text()
+    cpu_only = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu")
+    result = run_script(tmp_path / "cpu-only", python=cpu_only, pythonpath=tensorflow[1])
+    assert result.returncode == 1
+    assert "step gpu-timed: exit 1" in (tmp_path / "cpu-only" / "status.txt").read_text()
+    assert "no benchmark was timed on the GPU" in (tmp_path / "cpu-only" / "gpu-timed.txt").read_text()
