@@ -9,6 +9,7 @@ from helpers import benchmark_entry, result_document, write_run
 from perf.measure import Key
 from perf.report.__main__ import main
 from perf.report.history import HistoryError, history, runs_in
+from perf.report.tables import with_interval
 
 pytest.importorskip("asv.step_detect", reason="the history extra (asv) is not installed")
 
@@ -118,3 +119,48 @@ def test_the_history_page_names_each_change_with_its_run_and_commit(tmp_path):
     page = (tmp_path / "out" / "history.md").read_text()
     assert f"| `{LOOP.name}` |" in page and f"at run 6 ({5:07x}): ×1.4" in page
     assert (tmp_path / "out" / "history-1-n1000.png").exists()
+
+
+class Still(random.Random):
+    """No noise between runs: each run the same ratio, as copies of one run would be."""
+
+    def gauss(self, mu=0.0, sigma=1.0):
+        return 0.0
+
+
+def history_page(tmp_path, levels, **saved):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for index, ratio in enumerate(levels):
+        saved_run(runs, index, ratio, **saved)
+    assert main(["--history", str(runs), "--out", str(tmp_path / "out"), "--no-plots"]) == 0
+    (row,) = [line for line in (tmp_path / "out" / "history.md").read_text().splitlines()
+              if line.startswith(f"| `{LOOP.name}` |")]
+    return loop_trend(runs) + (row,)
+
+
+@pytest.mark.parametrize("a_side", [1, 2])
+def test_a_step_with_one_or_two_runs_a_side_is_too_few_runs_to_tell_not_a_change(tmp_path, a_side):
+    # As a free and a pinned run of one commit, ×0.646 apart: one level, not a change point.
+    series, trend, row = history_page(tmp_path, [0.6] * a_side + [0.6 * 0.646] * a_side)
+    assert trend.changes == [] and [step.runs for step in trend.too_few] == [(a_side, a_side)]
+    assert trend.latest == trend.best
+    assert (f"| best | too few runs to tell: a step at run {a_side + 1} ({a_side:07x}) has {a_side} "
+            f"run{'s' * (a_side > 1)} before it and {a_side} after; 3 a side are needed |") in row
+    assert "×" not in row.split("| best |")[1]
+
+
+def test_three_runs_a_side_name_a_change_whose_interval_is_not_a_single_value(tmp_path):
+    series, trend, row = history_page(tmp_path, [0.6] * 3 + [0.9] * 3)
+    (change,) = trend.changes
+    assert series.points.index(change.after) == 3
+    assert 1.3 < change.factor.low < change.factor.value < change.factor.high < 1.7  # three runs a side: their range
+    assert trend.latest / trend.best == pytest.approx(1.5, rel=0.05)
+    assert f"at run 4 ({3:07x}): ×{with_interval(change.factor)}" in row and " to " in with_interval(change.factor)
+
+
+def test_a_step_between_copies_of_one_run_has_no_interval_so_is_too_few_runs_to_tell(tmp_path):
+    series, trend, row = history_page(tmp_path, [0.6] * 3 + [0.9] * 3, noise=Still())
+    assert trend.changes == [] and trend.latest == trend.best
+    assert (f"too few runs to tell: the runs on each side of a step at run 4 ({3:07x}) agree exactly, as copies of "
+            "one run would, so its interval would be a single value") in row

@@ -14,6 +14,12 @@ from perf.report.tables import markdown as table, number, with_interval
 from perf.storage import RunError
 
 INSTALL_HINT = "pip install -e '.[history]'"
+# A step needs this many runs (with a value) on each side, within the levels next to it, to be named a change. With one
+# or two runs a side, a step cannot be told from one odd run: a run made under other load, or pinned to another core,
+# moves its level as a commit would, and step detection fits a step to it all the same. With three, an odd run is one
+# of three on its side: it widens the step's interval (at three a side the whole range of the differences) rather than
+# making the step.
+MIN_RUNS_A_SIDE = 3
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,16 @@ class Change:
     """Where a benchmark's level moved: between two runs of the series, by a factor with its interval."""
 
     after: Point  # the first run at the new level
-    factor: Interval  # new level / old level, from every trial of the runs on each side
+    factor: Interval  # new level / old level, over the runs on each side
+
+
+@dataclass(frozen=True)
+class TooFew:
+    """A step that asv's detection puts where the runs are too few to tell it from an odd run: named, not a change."""
+
+    after: Point  # the first run after the step
+    runs: tuple[int, int]  # the runs with a value before and after it, within the levels next to it; with
+    # MIN_RUNS_A_SIDE a side, each side's runs agreed exactly (as copies of one run would): its interval a single value
 
 
 @dataclass(frozen=True)
@@ -44,6 +59,7 @@ class Trend:
     changes: list[Change]
     latest: float  # the latest level, × numpy_loop
     best: float  # the lowest level of the series
+    too_few: list[TooFew] = field(default_factory=list)  # steps not named changes; their sides count as one level
 
 
 @dataclass
@@ -101,23 +117,43 @@ def series_of(runs: list[Run]) -> list[Series]:
 
 
 def trend(key: Key, points: list[Point]) -> Trend:
-    """The benchmark's levels over the series, the steps between them, and its latest level against the best."""
-    from asv.step_detect import detect_steps  # optional: the history extra
+    """The benchmark's levels over the series, the steps between them, and its latest level against the best.
+
+    A step of asv's fit is a change only with MIN_RUNS_A_SIDE runs on each side and an interval that is not a single
+    value; else it is merged away, the smallest such step first, and the largest merged into each level is named as
+    too few runs to tell. The run is the unit: a run's trials share whatever state it ran in, so pooling them would
+    make the interval as narrow as one run's and miss the variation between runs."""
+    from asv.step_detect import detect_steps, weighted_median  # optional: the history extra
 
     ratios = [entry.run.rows[key].ratio if key in entry.run.rows else None for entry in points]
     logs = [math.log(ratio.value) if ratio else None for ratio in ratios]
     # A run's weight is its precision: the inverse of its interval's width in log units.
     weights = [1 / max(math.log(ratio.high / ratio.low), 1e-6) if ratio else None for ratio in ratios]
-    steps = detect_steps(logs, weights)
-    changes = []
-    for before, after in zip(steps, steps[1:]):
-        # The run is the unit: a run's trials share whatever state it ran in, so pooling them would make the
-        # interval as narrow as one run's and miss the variation between runs.
-        then, now = ([value for value in logs[step[0]:step[1]] if value is not None] for step in (before, after))
-        shift = shift_interval(then, now, CHANGE_CONFIDENCE)  # as sure of a step as the comparison of two runs
-        changes.append(Change(points[after[0]], Interval(*(math.exp(value) for value in shift[:3]), shift.coverage)))
-    levels = [math.exp(step[2]) for step in steps]
-    return Trend(key, ratios, changes, levels[-1] if levels else math.nan, min(levels, default=math.nan))
+
+    def level(runs: list[int]) -> float:  # in log units, as asv fits a step's level
+        return weighted_median([logs[index] for index in runs], [weights[index] for index in runs])
+
+    def shift(then: list[int], now: list[int]) -> Interval | None:  # None: too few runs to tell
+        if min(len(then), len(now)) < MIN_RUNS_A_SIDE:
+            return None
+        # As sure of a step as the comparison of two runs.
+        found = shift_interval([logs[index] for index in then], [logs[index] for index in now], CHANGE_CONFIDENCE)
+        return found if found.low < found.high else None
+
+    # Each level: the runs with a value in asv's steps with no change between them, and the step merged last.
+    levels = [([index for index in range(step[0], step[1]) if logs[index] is not None], None)
+              for step in detect_steps(logs, weights)]
+    while None in (shifts := [shift(then, now) for (then, _), (now, _) in zip(levels, levels[1:])]):
+        # The smallest step first: it may be noise within a level, and merging it may give a larger one enough runs.
+        index = min((index for index, found in enumerate(shifts) if found is None),
+                    key=lambda index: abs(level(levels[index + 1][0]) - level(levels[index][0])))
+        (then, _), (now, _) = levels[index:index + 2]
+        levels[index:index + 2] = [(then + now, TooFew(points[now[0]], (len(then), len(now))))]
+    changes = [Change(points[now[0]], Interval(*(math.exp(value) for value in shift[:3]), shift.coverage))
+               for (now, _), shift in zip(levels[1:], shifts)]
+    values = [math.exp(level(runs)) for runs, _ in levels]
+    return Trend(key, ratios, changes, values[-1] if values else math.nan, min(values, default=math.nan),
+                 [step for _, step in levels if step])
 
 
 def history(runs: list[Run]) -> list[Series]:
@@ -138,7 +174,9 @@ def markdown(found: list[Series]) -> str:
              "Per series (runs made in one environment), in commit order. Each benchmark's level is its × "
              f"{TIMING_REFERENCE[0]}; a change point is where asv's step detection puts a step, its factor the "
              "Hodges-Lehmann shift between the runs on each side, with its distribution-free interval over those runs "
-             "(with few runs, their whole range).", ""]
+             f"(with few runs, their whole range). A step with fewer than {MIN_RUNS_A_SIDE} runs on a side is too few "
+             "runs to tell from one odd run: it is named as such, not as a change, and its sides count as one level.",
+             ""]
     for series in found:
         lines += [f"## {series.title}", ""]
         lines += table(["#", "run", "commit", "commit time"],
@@ -149,8 +187,11 @@ def markdown(found: list[Series]) -> str:
             continue
         rows = []
         for item in series.trends:
-            changes = "; ".join(f"at run {series.points.index(change.after) + 1} ({change.after.commit}): "
-                                f"×{with_interval(change.factor)}" for change in item.changes) or "none"
+            at = series.points.index
+            steps = sorted([(at(change.after), f"at run {at(change.after) + 1} ({change.after.commit}): "
+                                               f"×{with_interval(change.factor)}") for change in item.changes]
+                           + [(at(step.after), too_few_to_tell(series, step)) for step in item.too_few])
+            changes = "; ".join(text for _, text in steps) or "none"
             median = statistics.median(ratio.value for ratio in item.ratios if ratio)
             rows.append([f"`{item.key.name}`", number(median), number(item.latest), number(item.best),
                          "best" if item.latest <= item.best * (1 + 1e-9) else f"{item.latest / item.best:.2f}x best",
@@ -158,3 +199,13 @@ def markdown(found: list[Series]) -> str:
         lines += table(["benchmark", "median level", "latest level", "best level", "latest vs best",
                         "change points"], rows)
     return "\n".join(lines)
+
+
+def too_few_to_tell(series: Series, step: TooFew) -> str:
+    at = f"a step at run {series.points.index(step.after) + 1} ({step.after.commit})"
+    before, after = step.runs
+    if min(before, after) >= MIN_RUNS_A_SIDE:
+        return (f"too few runs to tell: the runs on each side of {at} agree exactly, as copies of one run would, "
+                "so its interval would be a single value")
+    return (f"too few runs to tell: {at} has {before} run{'s' * (before != 1)} before it and {after} after; "
+            f"{MIN_RUNS_A_SIDE} a side are needed")
