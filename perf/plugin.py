@@ -12,7 +12,7 @@ from pytest_benchmark.session import PerformanceRegression
 
 import solvers
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, NotMeasured, threshold_argument
-from perf.measure import environment, gpu
+from perf.measure import cpus, environment, gpu
 from perf.measure.benchmark import Measurement
 from perf.measure.pool import Pool
 from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
@@ -35,6 +35,9 @@ def pytest_addoption(parser):
     group.addoption("--threads", type=environment.threads_argument, default=tensorflow_support.DEFAULT_THREADS,
                     help="TensorFlow intra- and inter-op threads: N pins both to N; 0 (default) keeps "
                          "TensorFlow's own thread pools, as the seed program ran")
+    group.addoption("--cpu-affinity", type=cpus.affinity_argument, default=(), metavar="LIST",
+                    help="the CPUs every worker process is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: "
+                         "free, as the seed ran); recorded, and runs of two settings are never compared")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),
                     help="comma-separated solver names (default: all)")
     group.addoption("--devices", help="comma-separated devices, cpu and/or gpu (default: each where it can run; one "
@@ -83,7 +86,7 @@ def pytest_configure(config):
     config.stash[ORDER_SEED] = random.SystemRandom().randrange(2**32)
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
-        config.option.benchmark_storage = f"file://./{runs_folder()}"
+        config.option.benchmark_storage = f"file://./{runs_folder(config.getoption('cpu_affinity'))}"
     try:
         config.stash[STORAGE_WARNINGS] = check_storage(config.option)
     except StorageError as error:
@@ -125,7 +128,8 @@ def schedule(request, profile):
     """Every benchmark of the run that will not skip, planned by its module's plan(); their trials are taken in
     passes (perf/measure/schedule.py) when the first of them is reported. The trial order's seed is recorded."""
     config = request.config
-    with Pool(profile.trials, config.getoption("threads"), selected(config, "solvers", solvers.REGISTRY)) as pool:
+    with Pool(profile.trials, config.getoption("threads"), selected(config, "solvers", solvers.REGISTRY),
+              config.getoption("cpu_affinity")) as pool:
         planned = Schedule(pool, profile, config.stash[ORDER_SEED])
         if not timing_refused(config) and not config.getoption("benchmark_disable"):
             for item in request.session.items:
@@ -178,11 +182,11 @@ def pytest_report_header(config):
     name, shrink = config.getoption("profile"), shrink_factor()
     if shrink != 1:
         return [f"fssgd-bench: profile {name} SHRUNK {shrink:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's "
-                "figures)"]
+                f"figures; {cpus.affinity_setting(config.getoption('cpu_affinity'))})"]
     profile = PROFILES[name]
     return [f"fssgd-bench: profile {name}, {profile.trials} trials a benchmark, each in a worker process of its own "
-            f"(--threads {environment.threads_setting(config.getoption('threads'))}); on a terminal, each pass "
-            "is said as it ends"]
+            f"(--threads {environment.threads_setting(config.getoption('threads'))}, "
+            f"{cpus.affinity_setting(config.getoption('cpu_affinity'))}); on a terminal, each pass is said as it ends"]
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):
@@ -190,7 +194,8 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
     for row in rows_of(output_json["benchmarks"])[0]:
         # row.info is the benchmark's own extra_info. The order's seed is kept there, not in machine_info: drawn anew
         # every run, it would make pytest-benchmark warn on every comparison that the machine differs.
-        row.info.update(derived_keys(row), order_seed=config.stash[ORDER_SEED])
+        row.info.update(derived_keys(row), order_seed=config.stash[ORDER_SEED],
+                        **{key: described(config)[key] for key in ("cpu_affinity", "cpus_available")})
 
 
 def described(config) -> dict:
@@ -198,7 +203,7 @@ def described(config) -> dict:
     run, else saving this one), then only read. Not at our configure: it imports TensorFlow, which runs that read none
     of it need not; any later point gives the same, as describe() imports it itself (perf/measure/environment.py)."""
     if ENVIRONMENT not in config.stash:
-        config.stash[ENVIRONMENT] = environment.describe(config.getoption("profile"))
+        config.stash[ENVIRONMENT] = environment.describe(config.getoption("profile"), config.getoption("cpu_affinity"))
     return config.stash[ENVIRONMENT]
 
 

@@ -7,25 +7,28 @@ import tempfile
 from pathlib import Path
 
 from perf.judge.outcome import NotMeasured
-from perf.measure import gpu
+from perf.measure import cpus, gpu
 from perf.measure.environment import tensorflow_distribution
 
 SAVED_RUNS = ".benchmarks"  # pytest-benchmark's default storage, one folder per environment inside it
 DEFAULT_STORAGE = f"file://./{SAVED_RUNS}"  # pytest-benchmark's default --benchmark-storage
 
 
-def storage_key() -> str:
-    """A folder name per environment, so CPU-only and GPU results, and two GPU models', never share a baseline."""
+def storage_key(affinity: tuple[int, ...] = ()) -> str:
+    """A folder name per environment, so CPU-only and GPU results, two GPU models', and free and pinned runs
+    (--cpu-affinity) never share a baseline."""
     distribution = tensorflow_distribution()
     key = f"{distribution[0]}-{distribution[1]}" if distribution else "numpy-only"
     if gpus := gpu.models():  # wherever a driver sees one: JAX's and PyTorch's GPU runs need no TensorFlow
         key += "-" + gpus[0].split(",")[0]
+    if affinity:
+        key += f"-cpus{cpus.compact(affinity)}"
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
 
 
-def runs_folder() -> Path:
+def runs_folder(affinity: tuple[int, ...] = ()) -> Path:
     """Where this environment's runs are saved, relative to where pytest runs, unless --benchmark-storage says."""
-    return Path(SAVED_RUNS) / storage_key()
+    return Path(SAVED_RUNS) / storage_key(affinity)
 
 
 class RunError(Exception):

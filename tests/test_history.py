@@ -66,8 +66,10 @@ def test_runs_from_two_cpu_models_are_two_series_not_a_change(tmp_path):
 
 
 @pytest.mark.parametrize("field, value, name, said", [("numpy", "2.3.0", "NumPy", "2.3.0"),
-                                                      ("nvidia_gpus", ["NVIDIA H200, 570.86"], "GPU", "NVIDIA H200, 570.86")])
-def test_runs_with_another_numpy_or_gpu_are_a_series_of_their_own(tmp_path, field, value, name, said):
+                                                      ("nvidia_gpus", ["NVIDIA H200, 570.86"], "GPU", "NVIDIA H200, 570.86"),
+                                                      ("cuda", {"driver": "12.8"}, "CUDA", "driver 12.8"),
+                                                      ("cpu_affinity", "CPUs 1", "CPU affinity", "CPUs 1")])
+def test_runs_with_another_numpy_gpu_cuda_or_cpu_affinity_are_a_series_of_their_own(tmp_path, field, value, name, said):
     for index in range(6):
         saved_run(tmp_path, index, 0.6)
     for index in range(6, 12):

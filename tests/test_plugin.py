@@ -9,8 +9,9 @@ from perf import plugin
 
 def test_a_run_describes_its_environment_once_and_every_reader_reads_that(monkeypatch):
     profiles = []
-    monkeypatch.setattr(plugin.environment, "describe", lambda profile: profiles.append(profile) or {"profile": profile})
-    config = SimpleNamespace(stash=pytest.Stash(), getoption={"profile": "seed"}.get)
+    monkeypatch.setattr(plugin.environment, "describe",
+                        lambda profile, affinity: profiles.append(profile) or {"profile": profile})
+    config = SimpleNamespace(stash=pytest.Stash(), getoption={"profile": "seed", "cpu_affinity": ()}.get)
     as_compared, as_saved = {}, {}
     plugin.pytest_benchmark_update_machine_info(config, as_compared)  # pytest-benchmark's, as it loads the saved run
     plugin.pytest_benchmark_update_machine_info(config, as_saved)  # and as it saves this one

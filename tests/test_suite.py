@@ -55,6 +55,8 @@ def test_a_missing_peer_skips_its_solvers_with_the_install_hint(run_perf, pytest
         (["--profile", "nope"], "*--profile: invalid choice: 'nope'*"),
         (["--solvers", "numpy_loop,nope"], "*--solvers: unknown nope; choose from numpy_loop, tf1_feed_dict*"),
         (["--devices", "tpu"], "*--devices: unknown tpu; choose from cpu, gpu*"),
+        (["--cpu-affinity", "4096"], "*argument --cpu-affinity: CPU 4096 is not one this process may use; it may use *"),
+        (["--cpu-affinity", "one"], "*argument --cpu-affinity: 'one' is not a CPU list such as 1, 0,1 or 0-1"),
     ],
 )
 def test_unknown_names_are_usage_errors_that_list_the_valid_ones(run_perf, option, message):

@@ -25,6 +25,7 @@ device or solver, a revision that does not exist) exits 2 before anything is tim
 
 import argparse
 import json
+import os
 import random
 import sys
 from contextlib import ExitStack
@@ -32,11 +33,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from perf.gate import stages
-from perf.gate.interleave import GATE_THREADS
+from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.verdict import ending, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
+from perf.measure import cpus
+from perf.measure.cpus import affinity_argument
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
@@ -60,7 +63,8 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
              f"  REGRESSION: slower than 1 + {threshold:.0%}/2 with the interval above 1; PASS: a {threshold:.0%} "
              f"slowdown ruled out at {1 - RULED_OUT:.1%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
              f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
-             "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))]
+             "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))
+             + f"; workers on {cpus.affinity_setting(gate_affinity())}"]
     width = max((len(row.benchmark) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
                  f"{'steps × calls':>13}")
@@ -98,10 +102,19 @@ def main(argv=None) -> int:
                         help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%)")
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
                         help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
+    parser.add_argument("--cpu-affinity", type=affinity_argument, metavar="LIST",
+                        help="the CPUs every worker is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: the "
+                             "last CPU this process may use; why one: docs/gate.md)")
     parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
+    try:
+        cpus.allowed()
+    except ValueError as error:
+        parser.error(str(error))  # the gate always pins its workers
     options = parser.parse_args(argv)
+    if options.cpu_affinity:
+        os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:
         parser.error("--passes must be at least 2")
     devices = [device.strip() for device in options.devices.split(",") if device.strip()]

@@ -25,7 +25,8 @@ from typing import NamedTuple
 
 from perf.gate.versions import GateError, GateUsageError
 from perf.measure import Key
-from perf.measure.worker import CPU_VARIABLE, Worker
+from perf.measure import cpus
+from perf.measure.worker import Worker
 from solvers import REGISTRY
 
 # The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
@@ -148,19 +149,24 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
 @contextmanager
 def started(versions: list, threads: int, preload: list[str] | None = None):
     """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
-    the way out. Every worker is timed on one CPU (CPU_VARIABLE's, default the last this process may use): two
-    versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened a trial
-    stops mattering (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
+    the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default one): two versions' rounds,
+    timed in turn, then share its caches and its clock, and the order in which they opened a trial stops mattering
+    (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
     docs/results/gate-design.md). Each imports on a CPU of its own first, so that the workers of a pass start in parallel."""
-    cpu = int(os.environ.get(CPU_VARIABLE, max(os.sched_getaffinity(0))))
-    cpus = sorted(os.sched_getaffinity(0))
+    affinity, may_use = gate_affinity(), cpus.allowed()
     with ExitStack() as stack:
         workers = {}
         for index, version in enumerate(versions):
-            worker = Worker(version, threads, preload, cpu, cpus[index % len(cpus)])
+            worker = Worker(version, threads, preload, affinity, may_use[index % len(may_use)])
             stack.callback(worker.close)
             workers[version.label] = worker
         yield workers
+
+
+def gate_affinity() -> tuple[int, ...]:
+    """The CPUs the gate's workers are timed on: the list cpus.AFFINITY_VARIABLE holds (python -m perf.gate
+    --cpu-affinity sets it), else the last CPU this process may use."""
+    return cpus.cpu_list(os.environ.get(cpus.AFFINITY_VARIABLE) or str(cpus.allowed()[-1]))
 
 
 def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):

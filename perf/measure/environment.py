@@ -11,7 +11,7 @@ from functools import cache
 
 import numpy as np
 
-from perf.measure import gpu
+from perf.measure import cpus, gpu
 from perf.measure.profiles import shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from solvers import packages, tensorflow_support
@@ -68,16 +68,20 @@ def device_name(solver, device: str) -> str:
     return packages.gpu_name(solver.needs[0]) if device == "gpu" else cpu_model()
 
 
-def describe(profile: str) -> dict:
-    """The environment recorded in every saved run's machine_info, described once a run (perf/plugin.py)."""
+def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
+    """The environment recorded in every saved run's machine_info, described once a run (perf/plugin.py); affinity:
+    the CPUs the workers were timed on, () where free."""
     info = {
         "profile": profile,
         "cpu_model": cpu_model(),
         "numpy": np.__version__,
         "threads": tensorflow_support.threads(),  # 0: TensorFlow's defaults
         "threads_setting": threads_setting(tensorflow_support.threads()),
-        # What TensorFlow's defaults size their thread pools from.
-        "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        # Where the workers ran: free ("free") or pinned ("CPUs 1"), which changes a TF1 step's cost (docs/results).
+        "cpu_affinity": cpus.affinity_setting(affinity),
+        # What TensorFlow's defaults size their thread pools from: a pinned worker imports it on its CPUs.
+        "cpus_available": len(affinity) or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                            else os.cpu_count()),
         # TensorFlow's oneDNN ops, like its threads, change a step's cost (docs/results/onednn/).
         "onednn_setting": onednn_setting(),
         "thread_variables": {

@@ -10,13 +10,13 @@ from perf.measure.worker import ROOT, Version, Worker
 
 
 class Pool:
-    """workers[i]: the process that times trial i of every benchmark. Starting TensorFlow in a process takes seconds,
+    """workers[i]: the process that times trial i of every benchmark, on the CPUs of affinity where given, else free. Starting TensorFlow in a process takes seconds,
     so a worker serves every benchmark's trial i rather than one each (docs/measurement.md, "One process per
     trial index"). They start together, on first use, and every one has imported what it needs before any is
     timed: an import beside a timed round would slow it. A worker that stopped is replaced on the next use."""
 
-    def __init__(self, size: int, threads: int, solvers: list[str]):
-        self.size, self.threads = size, threads
+    def __init__(self, size: int, threads: int, solvers: list[str], affinity: tuple[int, ...] = ()):
+        self.size, self.threads, self.affinity = size, threads, affinity
         self.preload = list(dict.fromkeys([TIMING_REFERENCE[0], *solvers]))
         slowdown = os.environ.get(SLOWDOWN_VARIABLE)
         self.version = Version("suite", "this tree", ROOT, sys.executable,
@@ -29,7 +29,7 @@ class Pool:
             for slot in stopped:
                 if self.workers[slot] is not None:
                     self.workers[slot].close()
-                self.workers[slot] = Worker(self.version, self.threads, self.preload)
+                self.workers[slot] = Worker(self.version, self.threads, self.preload, self.affinity)
             for slot in stopped:  # every new one has imported its solvers before any round is timed
                 self.workers[slot].ask({"op": "solvers", "only": []})
         return self.workers[index]

@@ -4,7 +4,8 @@ Worker (below) starts `python -m perf.measure.worker TREE [SOLVER ...]` in this 
 perf/measure times the solvers of TREE: another revision's worktree (the gate), this tree under another interpreter
 (a TensorFlow release), or this tree itself (the suite's trials). The worker first imports the named solvers (all,
 when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the
-workers of a gate's pass start in parallel; then it pins itself to CPU_VARIABLE's CPU where that is set, and serves.
+workers of a gate's pass start in parallel; then it pins itself to the CPUs cpus.AFFINITY_VARIABLE lists where that
+is set (its CPU affinity: perf/measure/cpus.py), and serves.
 Requests:
 
     {"op": "solvers", "only": [names] or null}
@@ -45,16 +46,15 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from perf.measure import gpu
+from perf.measure import cpus, gpu
 from perf.measure.trials import SLOWDOWN_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
-# The CPU a worker is timed on, where set: the gate runs every worker of a pass on one CPU (perf/gate/interleave.py).
-CPU_VARIABLE = "FSSGD_GATE_CPU"
-# Where a worker imports its packages first, one CPU too, a different one for each worker of a pass where there
-# are several: the workers of a pass import in parallel, and every package that sizes its threads by the CPUs it
-# may use (OpenMP's pools, at load) sees one, as on the CPU it is then timed on.
-IMPORT_CPU_VARIABLE = "FSSGD_GATE_IMPORT_CPU"
+# Where a worker imports its packages first, where it is pinned (cpus.AFFINITY_VARIABLE): one CPU, a different one for
+# each worker of a gate's pass where there are several, so that the workers of a pass import in parallel, and every
+# package that sizes its threads by the CPUs it may use (OpenMP's pools, at load) sees one, as on the CPU it is then
+# timed on.
+IMPORT_CPU_VARIABLE = "FSSGD_IMPORT_CPU"
 
 
 class WorkerStopped(RuntimeError):
@@ -80,15 +80,16 @@ class Version:
 
 def serve(tree: str, preload: list[str]) -> None:
     """Answer requests on stdin with the solvers of tree, those named in preload (default: all) imported first."""
-    if cpu := os.environ.get(CPU_VARIABLE):
-        os.sched_setaffinity(0, {int(os.environ.get(IMPORT_CPU_VARIABLE, cpu))})  # before any package loads
+    affinity = os.environ.get(cpus.AFFINITY_VARIABLE)
+    if affinity:  # before any package loads
+        os.sched_setaffinity(0, cpus.parsed(os.environ.get(IMPORT_CPU_VARIABLE, affinity)))
     sys.path.insert(0, tree)  # before this tree's root: `solvers` is the version's; `perf` is this tree's, imported
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
     imported(solvers, preload or list(solvers.REGISTRY))
-    if cpu:
-        pinned(int(cpu))
+    if affinity:
+        pinned(cpus.parsed(affinity))
     from perf.measure import TIMING_REFERENCE
     from perf.measure.solver_runs import answer_mismatch, prepared, round_plan
     from perf.measure.trials import slowed, slowdown_of, timed
@@ -206,26 +207,26 @@ def imported(solvers, names: list[str]) -> None:
             pass
 
 
-def pinned(cpu: int) -> None:
-    """Every thread of this process on cpu alone: those the imports started (on the import CPU) too, and every
+def pinned(cpu_list: tuple[int, ...]) -> None:
+    """Every thread of this process on these CPUs: those the imports started (on the import CPU) too, and every
     later thread inherits it."""
     for thread in os.listdir("/proc/self/task"):
-        os.sched_setaffinity(int(thread), {cpu})
+        os.sched_setaffinity(int(thread), cpu_list)
 
 
 class Worker:
-    """Our end of one version's worker process: timed on cpu alone where given, else wherever the system puts it;
-    its packages imported on import_cpu first where given."""
+    """Our end of one version's worker process: timed on the CPUs given (its CPU affinity), else wherever the system
+    puts it; its packages imported on import_cpu first where given."""
 
-    def __init__(self, version: Version, threads: int, preload: list[str] | None = None, cpu: int | None = None,
-                 import_cpu: int | None = None):
+    def __init__(self, version: Version, threads: int, preload: list[str] | None = None,
+                 affinity: tuple[int, ...] = (), import_cpu: int | None = None):
         self.version = version
         env = {key: value for key, value in os.environ.items()
-               if key not in (SLOWDOWN_VARIABLE, CPU_VARIABLE, IMPORT_CPU_VARIABLE)}
+               if key not in (SLOWDOWN_VARIABLE, cpus.AFFINITY_VARIABLE, IMPORT_CPU_VARIABLE)}
         env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
         env.update(gpu.memory_settings(env))  # several workers share one GPU
-        if cpu is not None:
-            env[CPU_VARIABLE] = str(cpu)
+        if affinity:
+            env[cpus.AFFINITY_VARIABLE] = cpus.compact(affinity)
             if import_cpu is not None:
                 env[IMPORT_CPU_VARIABLE] = str(import_cpu)
         env.update(version.env)

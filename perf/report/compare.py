@@ -9,6 +9,7 @@ from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
 from perf.judge.rules import CHANGE_CONFIDENCE, VERDICTS, change_verdict
 from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
+from perf.measure.cpus import FREE
 from perf.report.rows import Row, rows_of
 
 
@@ -41,6 +42,8 @@ ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
                ("CUDA", lambda fssgd: ", ".join(f"{name} {version}" for name, version in (fssgd.get("cuda") or {}).items()
                                                 if version) or "none"),
                ("threads", lambda fssgd: fssgd.get("threads_setting")),
+               # Runs from before --cpu-affinity ran free, unless wrapped in taskset, which nothing recorded.
+               ("CPU affinity", lambda fssgd: fssgd.get("cpu_affinity") or FREE),
                ("oneDNN", lambda fssgd: fssgd.get("onednn_setting")),
                ("profile", lambda fssgd: fssgd.get("profile")),
                ("FSSGD_SHRINK", lambda fssgd: fssgd.get("shrink") or "unset"))

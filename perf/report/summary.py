@@ -1,5 +1,6 @@
 """The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
 
+from perf.measure.cpus import FREE
 from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
@@ -11,13 +12,14 @@ from perf.report.tables import (DECOMPOSITION_HEADER, aligned, decomposition_cel
 
 def setting(fssgd: dict) -> str:
     """What else a reader needs to read this run's figures, from its described environment (machine_info.fssgd):
-    profile, versions, threads, and any slowdown or shrink."""
+    profile, versions, threads, CPU affinity, and any slowdown or shrink."""
     tensorflow = (fssgd["tensorflow"] or {}).get("version")
     return ", ".join(filter(None, [
         f"profile {fssgd['profile']}",
         tensorflow and f"TensorFlow {tensorflow}",
         f"NumPy {fssgd['numpy']}",
         f"threads: {fssgd['threads_setting']}",
+        fssgd.get("cpu_affinity") or FREE,
         tensorflow and f"oneDNN: {onednn(fssgd)}",
         fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
         fssgd["shrink"] and f"SHRUNK {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",

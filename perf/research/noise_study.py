@@ -37,10 +37,11 @@ from perf import gate
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.judge.rules import FALSE_ALARM_RATE, POWER
 from perf.judge.statistics import t_quantile
+from perf.measure import cpus
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
-from perf.measure.worker import CPU_VARIABLE, ROOT, Version
+from perf.measure.worker import ROOT, Version
 from perf.research import side_by_side
 from perf.research.neighbour import noisy_neighbour
 
@@ -378,7 +379,8 @@ def main(argv=None) -> int:
     timed.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     timed.add_argument("--threads", type=threads_argument, default=gate.GATE_THREADS)
     timed.add_argument("--seed", type=int, default=20261201)
-    timed.add_argument("--cpu", default=None, help=f"the workers' CPU ({CPU_VARIABLE}; default: the last one)")
+    timed.add_argument("--cpu", default=None, help="the workers' CPU affinity, one CPU; the neighbour runs on another "
+                                                   "(default: the last one)")
 
     record_action = actions.add_parser("record", parents=[saved, judged, timed], help="time repeats of the control "
                                        "and its variants, add them to --out, then analyze them all")
@@ -414,8 +416,8 @@ def main(argv=None) -> int:
     if options.action == "record" and options.slowed_groups < 1:
         parser.error("--slowed-groups must be at least 1")
     if options.action in ("record", "true-factors"):
-        options.cpu = options.cpu or os.environ.get(CPU_VARIABLE) or str(max(os.sched_getaffinity(0)))
-        os.environ[CPU_VARIABLE] = options.cpu
+        options.cpu = options.cpu or os.environ.get(cpus.AFFINITY_VARIABLE) or str(max(os.sched_getaffinity(0)))
+        os.environ[cpus.AFFINITY_VARIABLE] = options.cpu
         options.out.mkdir(parents=True, exist_ok=True)
     if options.action == "true-factors":
         print(f"true factors -> {true_factors(options.out, options)}")

@@ -1,0 +1,65 @@
+"""Which CPUs the workers are timed on (their CPU affinity): a list as taskset -c takes it, checked, and how it reads.
+
+The suite's default is free (the seed's: wherever the system puts them); `pytest perf/ --cpu-affinity 1` pins them, and
+the gate always pins, by default to the last CPU this process may use (docs/gate.md). Only the standard library: the
+worker (perf/measure/worker.py) reads its list here inside another version's tree.
+"""
+
+import argparse
+import os
+
+# A worker's environment: the CPUs it is timed on, as this module writes them ("1", "0-1"); unset, it runs free.
+AFFINITY_VARIABLE = "FSSGD_CPU_AFFINITY"
+FREE = "free"
+
+
+def allowed() -> list[int]:
+    """The CPUs this process may run on; ValueError where the platform cannot pin a process to CPUs."""
+    if not hasattr(os, "sched_setaffinity"):
+        raise ValueError("this platform cannot pin a process to CPUs (Python has no os.sched_setaffinity here)")
+    return sorted(os.sched_getaffinity(0))
+
+
+def parsed(text: str) -> tuple[int, ...]:
+    """The CPUs a list names ('1', '0,1', '0-1', '0-2,5'), sorted; ValueError where it is not such a list."""
+    cpus = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()) or (dash and int(last) < int(first)):
+            raise ValueError(f"{text!r} is not a CPU list such as 1, 0,1 or 0-1")
+        cpus.update(range(int(first), int(last if dash else first) + 1))
+    return tuple(sorted(cpus))
+
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    """The CPUs a list names, each one this process may use; ValueError saying why not, naming those it may."""
+    cpus = set(parsed(text))
+    may_use = allowed()
+    if outside := sorted(cpus - set(may_use)):
+        raise ValueError(f"CPU {compact(outside)} {'is' if len(outside) == 1 else 'are'} not one this process may use; "
+                         f"it may use {compact(may_use)}")
+    return tuple(sorted(cpus))
+
+
+def affinity_argument(text: str) -> tuple[int, ...]:
+    """cpu_list for argparse options (pytest's and the gate's), which print an ArgumentTypeError's own message."""
+    try:
+        return cpu_list(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def compact(cpus) -> str:
+    """A CPU list as taskset -c writes it: '0-3,5'."""
+    ranges, cpus = [], sorted(cpus)
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
+
+
+def affinity_setting(cpus) -> str:
+    """How a run's CPU affinity reads in its records and tables: 'free', or 'CPUs 1'."""
+    return f"CPUs {compact(cpus)}" if cpus else FREE

@@ -1,0 +1,69 @@
+"""--cpu-affinity: the CPU list parsed and checked, the workers pinned to it, and pinned runs kept apart from free ones."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from perf import storage
+from perf.measure import cpus, environment
+from perf.measure.pool import Pool
+from perf.report.compare import environment_line
+from perf.report.summary import setting
+
+
+@pytest.fixture
+def two_cpus(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+
+
+@pytest.mark.parametrize("text, found", [("1", (1,)), ("0,1", (0, 1)), ("0-1", (0, 1)), (" 1 , 0 ", (0, 1))])
+def test_a_cpu_list_is_read_as_taskset_reads_it(two_cpus, text, found):
+    assert cpus.cpu_list(text) == found
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2", "CPU 2 is not one this process may use; it may use 0-1"),
+    ("0-3", "CPU 2-3 are not one this process may use; it may use 0-1"),
+    ("1-0", "'1-0' is not a CPU list such as 1, 0,1 or 0-1"),
+    ("", "'' is not a CPU list such as 1, 0,1 or 0-1"),
+    ("cpu1", "'cpu1' is not a CPU list such as 1, 0,1 or 0-1"),
+])
+def test_a_cpu_that_is_not_there_or_not_a_list_is_refused_naming_those_there_are(two_cpus, text, message):
+    with pytest.raises(ValueError) as raised:
+        cpus.cpu_list(text)
+    assert str(raised.value) == message
+
+
+def test_a_platform_that_cannot_pin_refuses_rather_than_running_free(monkeypatch):
+    monkeypatch.delattr(os, "sched_setaffinity")
+    with pytest.raises(ValueError, match="this platform cannot pin a process to CPUs"):
+        cpus.cpu_list("0")
+
+
+def test_how_a_setting_reads():
+    assert cpus.affinity_setting(()) == "free" and cpus.affinity_setting((1,)) == "CPUs 1"
+    assert cpus.compact((0, 1, 2, 5, 7, 8)) == "0-2,5,7-8"
+
+
+def test_a_pinned_run_records_its_cpus_and_is_stored_and_compared_apart_from_a_free_one(two_cpus):
+    free, pinned = environment.describe("quick"), environment.describe("quick", (1,))
+    assert (free["cpu_affinity"], pinned["cpu_affinity"], pinned["cpus_available"]) == ("free", "CPUs 1", 1)
+    assert storage.storage_key((1,)) == storage.storage_key() + "-cpus1"
+    assert storage.storage_key((0, 1)).endswith("-cpus0-1")
+    assert environment_line(free, pinned) == "Not like with like: CPU affinity free then, CPUs 1 now."
+    from_before = {key: value for key, value in free.items() if key != "cpu_affinity"}
+    assert environment_line(from_before, free) is None  # runs from before the option ran free
+    assert "threads: TF default, CPUs 1" in setting(pinned) and ", free" in setting(free)
+
+
+@pytest.mark.e2e
+def test_every_thread_of_a_pinned_worker_runs_on_its_cpus_and_a_free_one_on_all():
+    cpu = max(os.sched_getaffinity(0))
+    with Pool(1, threads=1, solvers=["numpy_lean"], affinity=(cpu,)) as pinned, \
+            Pool(1, threads=1, solvers=["numpy_lean"]) as free:
+        allowed = [{(thread / "status").read_text().split("Cpus_allowed_list:")[1].split()[0]
+                    for thread in Path(f"/proc/{pool[0].process.pid}/task").iterdir()} for pool in (pinned, free)]
+    assert allowed[0] == {str(cpu)}
+    assert allowed[1] == {cpus.compact(os.sched_getaffinity(0))}
