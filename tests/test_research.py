@@ -3,6 +3,7 @@ the comparison study (its runs recorded with the real suite, shrunk, and judged)
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,12 +68,16 @@ def test_a_slowed_run_slows_a_third_of_the_solvers_never_the_reference_and_every
 @pytest.mark.e2e
 def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, monkeypatch, outside_xdist):
     monkeypatch.setenv("FSSGD_SHRINK", "100")  # the real suite, shrunk: this checks the tool, not the machine
-    shrunk = ["--solvers", "numpy_loop,numpy_lean,numpy_standardized", "--devices", "cpu"]
+    cpu = str(max(os.sched_getaffinity(0)))
+    shrunk = ["--solvers", "numpy_loop,numpy_lean,numpy_standardized", "--devices", "cpu", "--cpu-affinity", cpu]
     assert compare_study.main(["record", "--out", str(tmp_path), "--runs", "2", "--seed-programs", "50", *shrunk]) == 0
     assert compare_study.main(["record", "--out", str(tmp_path), "--runs", "1", "--slowed", "3", *shrunk]) == 0
     assert compare_study.main(["analyze", "--out", str(tmp_path)]) == 0
     entries = json.loads((tmp_path / "manifest.json").read_text())
     assert [entry["kind"] for entry in entries] == ["quiet"] * 3
+    assert all(entry["suite_options"] == shrunk for entry in entries)  # the suite's options, passed on and kept
+    saved = json.loads((tmp_path / entries[0]["file"]).read_text())
+    assert saved["machine_info"]["fssgd"]["cpu_affinity"] == f"CPUs {cpu}"
     assert entries[2]["slowdown"] == ",".join(f"{name}=3.0" for name in compare_study.slowed_group(2))
     summary = json.loads((tmp_path / "summary.json").read_text())
     # Two identical runs give one pair; the slowed run is set against each of them.
@@ -82,6 +87,24 @@ def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, 
     assert sum(verdicts.get("slowed 3.0x", {}).values()) == 2 * 2 * len(slowed)  # 2 sizes, against 2 runs
     assert sum(verdicts["identical, quiet"].values()) == 2 * (2 - len(slowed)) * 2 + 2 * 2
     assert len(summary["suite µs per step / seed program's, per run"]) == 2
+    reach = summary["smallest slowdown two identical quiet runs could call, median over pairs"]
+    assert set(reach) <= {"over benchmarks", *(f"{name}-cpu-n{n}" for name in ("numpy_lean", "numpy_standardized")
+                                               for n in (1000, 100000))}
+
+
+def test_the_comparison_study_refuses_to_analyse_runs_of_two_cpu_affinities_together(tmp_path, capsys):
+    benchmark = {"name": "test_fssgd[numpy_lean-cpu-n1000]", "fullname": "perf/test_fssgd.py::x", "stats": {},
+                 "extra_info": {"solver": "numpy_lean", "device": "cpu", "n": 1000, "iterations": 10}}
+    for index, affinity in enumerate([None, "CPUs 1"]):  # a run from before --cpu-affinity ran free
+        fssgd = {"cpu_affinity": affinity} if affinity else {}
+        (tmp_path / f"run-{index:02d}.json").write_text(json.dumps({"machine_info": {"fssgd": fssgd},
+                                                                    "benchmarks": [benchmark]}))
+    (tmp_path / "manifest.json").write_text(json.dumps([{"file": f"run-{index:02d}.json", "kind": "quiet",
+                                                         "slowdown": None} for index in range(2)]))
+    assert compare_study.main(["analyze", "--out", str(tmp_path)]) == 2
+    assert "holds runs of 2 CPU affinities, which are not compared: free: run-00.json; CPUs 1: run-01.json" in (
+        capsys.readouterr().err)
+    assert not (tmp_path / "summary.json").exists()
 
 
 def quiet_runs(run_factors: list[float], trial_factors: list[float]):
@@ -110,7 +133,7 @@ def test_the_research_uses_only_what_the_gate_declares_public():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("perf.gate"):
                 # The rule's figures are the judge's to declare (perf/judge/), read from the gate's verdict until then.
-                assert node.module == "perf.gate.verdict" or node.module == "perf.gate" and all(
+                assert node.module == "perf.gate.ending" or node.module == "perf.gate" and all(
                     alias.name in gate.__all__ for alias in node.names), (path.name, node.module)
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gate":
                 assert node.attr in gate.__all__, (path.name, node.attr)

@@ -13,7 +13,10 @@ them compared with the verdict.
     python -m perf.research.compare_study record --out docs/results/compare-calibration/epyc --runs 10 --seed-programs
     python -m perf.research.compare_study record --out … --runs 5 --neighbour
     python -m perf.research.compare_study record --out … --runs 3 --slowed 1.25
+    python -m perf.research.compare_study record --out … --runs 4 --cpu-affinity 1   # the suite's options pass on
     python -m perf.research.compare_study analyze --out …
+
+Runs of one folder are of one CPU affinity: analyze refuses a folder that mixes them.
 """
 
 import argparse
@@ -35,6 +38,7 @@ from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.judge.rules import CHANGE_CONFIDENCE
 from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
+from perf.measure.cpus import FREE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
@@ -61,11 +65,13 @@ def manifest(out: Path) -> list[dict]:
 
 
 def record(out: Path, runs: int, neighbour: bool, slowed: float | None, seed_programs: int, extra: list[str]):
+    """runs more runs in out, each `pytest perf/` with the suite's options in extra (--cpu-affinity 1), recorded."""
     out.mkdir(parents=True, exist_ok=True)
     entries = manifest(out)
     for _ in range(runs):
         index = len(entries)
-        entry = {"file": f"run-{index:02d}.json", "kind": "neighbour" if neighbour else "quiet", "slowdown": None}
+        entry = {"file": f"run-{index:02d}.json", "kind": "neighbour" if neighbour else "quiet", "slowdown": None,
+                 "suite_options": extra}
         env = dict(os.environ)
         if slowed:
             entry["slowdown"] = ",".join(f"{name}={slowed}" for name in slowed_group(index))
@@ -89,12 +95,23 @@ def record(out: Path, runs: int, neighbour: bool, slowed: float | None, seed_pro
               + (f", seed programs {entry['seed_programs']}" if seed_programs else ""), flush=True)
 
 
+class StudyError(Exception):
+    """The runs in --out cannot be analysed together: the message says why."""
+
+
 def loaded(out: Path) -> list[tuple[dict, dict]]:
-    """(manifest entry, {Key: Row} of the per-step tables) per run, in the order they were made."""
-    found = []
+    """(manifest entry, {Key: Row} of the per-step tables) per run, in the order they were made; StudyError where
+    the runs were made in more than one CPU affinity, whose ratios differ without any change of code."""
+    found, modes = [], {}
     for entry in manifest(out):
-        benchmarks = json.loads((out / entry["file"]).read_text())["benchmarks"]
-        found.append((entry, {row.key: row for row in rows_of(benchmarks)[0] if not row.study}))
+        document = json.loads((out / entry["file"]).read_text())
+        # Runs from before --cpu-affinity ran free.
+        modes.setdefault(document["machine_info"].get("fssgd", {}).get("cpu_affinity") or FREE, []).append(entry["file"])
+        found.append((entry, {row.key: row for row in rows_of(document["benchmarks"])[0] if not row.study}))
+    if len(modes) > 1:
+        raise StudyError(f"{out} holds runs of {len(modes)} CPU affinities, which are not compared: "
+                         + "; ".join(f"{mode}: {', '.join(files)}" for mode, files in modes.items())
+                         + ". Record each in a folder of its own")
     return found
 
 
@@ -106,7 +123,7 @@ def tallies(runs, threshold: float) -> dict:
     """Verdicts of every comparison, by what was compared: identical (both runs quiet, both beside the neighbour,
     or one of each: runs made in different conditions), and slowed benchmarks (a slowed quiet run against every
     run) by factor; per pair, whether --fail-on-slower would have failed it on an identical benchmark."""
-    counts, failed = {}, {}
+    counts, failed, reach = {}, {}, {}
     plain = [run for run in runs if not run[0]["slowdown"]]
     pairs = list(itertools.combinations(plain, 2))
     pairs += [(then, now) for now in runs if now[0]["slowdown"] for then in plain]
@@ -122,9 +139,16 @@ def tallies(runs, threshold: float) -> dict:
             counts.setdefault(kind, {}).setdefault(result.verdict, 0)
             counts[kind][result.verdict] += 1
             pair_failed |= result.verdict == "slower" and key.solver not in slowed
+            if kind == "identical, quiet" and result.detectable:
+                reach.setdefault(key.name, []).append(result.detectable)
         failed.setdefault(conditions, []).append(pair_failed)
+    # Where two identical quiet runs CAN'T TELL, the smallest slowdown they could have called SLOWER.
+    reach = {name: statistics.median(values) for name, values in sorted(reach.items())}
     return {"verdicts": counts, "pairs failed on identical benchmarks": {kind: f"{sum(v)} of {len(v)}"
-                                                                          for kind, v in failed.items()}}
+                                                                          for kind, v in failed.items()},
+            "smallest slowdown two identical quiet runs could call, median over pairs": {
+                "over benchmarks": round(statistics.median(reach.values()), 3) if reach else None,
+                **{name: round(value, 3) for name, value in reach.items()}}}
 
 
 def agreement(runs) -> dict:
@@ -210,7 +234,11 @@ def main(argv=None) -> int:
     if options.action == "record":
         record(options.out, options.runs, options.neighbour, options.slowed, options.seed_programs, extra)
         return 0
-    runs = loaded(options.out)
+    try:
+        runs = loaded(options.out)
+    except StudyError as error:
+        print(f"compare_study: {error}", file=sys.stderr)
+        return 2
     found = {"threshold": options.threshold, **tallies(runs, options.threshold), **agreement(runs),
              "trials a run needs to call 1.25x": trials_needed(runs, options.threshold)}
     (options.out / "summary.json").write_text(json.dumps(found, indent=1))
