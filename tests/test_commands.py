@@ -1,5 +1,7 @@
-"""Every command the README and docs/ name answers --help, without a traceback."""
+"""Every command the README and docs/ name answers --help without a traceback, and names only options and tox
+environments that exist."""
 
+import shlex
 import subprocess
 import sys
 
@@ -29,15 +31,17 @@ class Parsed(Exception):
     """Raised once a command's own parser accepted its arguments: nothing is run."""
 
 
-def documented_commands() -> list[str]:
-    """Every `python -m perf...` line in a code block of the README and the manual (docs/*.md), continuations joined
-    and comments dropped; those with a shell variable or a placeholder left out."""
+def documented_commands(prefix: str = "python -m perf.") -> list[str]:
+    """Every command starting with prefix in a code block of the README and the manual (docs/*.md), continuations
+    joined, commands chained with && apart and comments dropped; those with a shell variable or a placeholder left
+    out."""
     found = []
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         blocks = path.read_text().split("```")[1::2]
         lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
-        found += [line.split(" #")[0].strip() for line in lines if line.strip().startswith("python -m perf.")
-                  and not any(mark in line for mark in ("$", "...", "…"))]
+        commands = [part.strip() for line in lines for part in line.split(" #")[0].split("&&")]
+        found += [command for command in commands if command.startswith(prefix)
+                  and not any(mark in command for mark in ("$", "...", "…", "<"))]
     return sorted(set(found))
 
 
@@ -73,3 +77,24 @@ def test_the_documented_commands_are_found():
     commands = documented_commands()
     assert "python -m perf.gate HEAD~1 HEAD" in commands and len(commands) > 10
     assert any(command.startswith("python -m perf.research.noise_study record") for command in commands)
+
+
+def test_every_option_of_a_documented_pytest_command_exists():
+    result = subprocess.run([sys.executable, "-m", "pytest", "--help"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    commands = documented_commands("pytest ")
+    assert "pytest perf/ --benchmark-compare --fail-on-slower=10%" in commands
+    for command in commands:
+        for word in shlex.split(command):
+            if word.startswith("--"):
+                assert f"{word.split('=')[0]}" in result.stdout, f"{command}: pytest has no {word}"
+
+
+def test_every_documented_tox_environment_exists():
+    pytest.importorskip("tox")  # the dev extra's
+    names = {name for command in documented_commands("tox ") for words in [shlex.split(command)]
+             for option, value in zip(words, words[1:]) if option == "-e" for name in value.split(",")}
+    assert {"tf-cpu", "tf-gpu", "peers", "peers-gpu", "tf212-cpu"} <= names
+    result = subprocess.run([sys.executable, "-m", "tox", "config", "-e", ",".join(sorted(names)), "-k",
+                             "description"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]

@@ -1,6 +1,6 @@
-"""How a gate run ends (perf/gate/verdict.py): its exit status and last line from made-up verdicts."""
+"""How a gate run ends (perf/gate/ending.py): its exit status and last line from made-up verdicts."""
 
-from perf.gate.verdict import ending
+from perf.gate.ending import ending
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.rules import Verdict
 

@@ -10,7 +10,7 @@ from gate_fakes import QUICK, VERSIONS, cpu_only, fake_workers_for_every_version
 from perf.gate import stages
 from perf.gate.interleave import Outcome, Unjudged
 from perf.gate.stages import verdicts
-from perf.gate.verdict import failed
+from perf.gate.ending import failed
 from perf.judge.rules import Verdict
 from perf.measure import Key
 

@@ -127,3 +127,17 @@ def test_out_of_memory_in_any_framework_is_named_so_and_frees_the_trial_for_the_
     assert "held the GPU" in reply["error"] or "nvidia-smi could not say" in reply["error"]
     assert closed == {"closed": False}  # the worker closed the trial itself, before answering
     assert again["setup_s"] > 0
+
+
+@pytest.mark.parametrize("given, started_with", [(None, "3"), ("0", "0")])
+def test_a_worker_is_quiet_unless_the_user_asked_for_tensorflows_log(monkeypatch, given, started_with):
+    from perf.measure import worker as worker_module
+
+    started = []
+    monkeypatch.setattr(worker_module.subprocess, "Popen", lambda *args, env, **kwargs: started.append(env))
+    if given is None:
+        monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    else:
+        monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", given)
+    Worker(Version("suite", "this tree", ROOT, sys.executable), threads=1)
+    assert started[0]["TF_CPP_MIN_LOG_LEVEL"] == started_with

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS, gate_affinity
-from perf.gate.verdict import ending, onednn_settings
+from perf.gate.ending import ending, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict

@@ -102,7 +102,7 @@ def change_verdict(then: list[float], now: list[float], threshold: float) -> tup
 
     - SLOWER: the whole interval lies above 1 + t: slower by more than t, and surely so;
     - FASTER: the mirror image, below 1 / (1 + t);
-    - UNCHANGED: the interval lies within 1 ± t: a change of t ruled out either way;
+    - UNCHANGED: the interval lies within (1 / (1 + t), 1 + t): a change of t ruled out either way;
     - CAN'T TELL: none of these.
 
     Why so strict a rule: a run of identical code that fails CI costs more than a slowdown seen one run later, and

@@ -223,7 +223,8 @@ class Worker:
         self.version = version
         env = {key: value for key, value in os.environ.items()
                if key not in (SLOWDOWN_VARIABLE, cpus.AFFINITY_VARIABLE, IMPORT_CPU_VARIABLE)}
-        env.update(FSSGD_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3", PYTHONDONTWRITEBYTECODE="1")
+        env.update(FSSGD_THREADS=str(threads), PYTHONDONTWRITEBYTECODE="1")
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # quiet, unless the user asked for TensorFlow's log
         env.update(gpu.memory_settings(env))  # several workers share one GPU
         if affinity:
             env[cpus.AFFINITY_VARIABLE] = cpus.compact(affinity)
