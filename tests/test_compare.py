@@ -89,6 +89,19 @@ def test_the_terminal_lines_name_each_verdict_and_the_slower_ones_come_back():
     assert any(line.startswith("test_fssgd[tf1_while_loop-cpu-n1000]") and line.endswith("SLOWER") for line in lines)
     assert any(line.startswith("test_fssgd[numpy_lean-cpu-n1000]") and line.endswith("UNCHANGED") for line in lines)
     assert lines[-1] == "1 SLOWER, 1 UNCHANGED" and [result.key.solver for result in slower] == ["tf1_while_loop"]
+    assert FREE_LINE in lines  # both runs ran free
+
+
+FREE_LINE = ("Both runs ran free: trials on one CPU scatter less, so runs saved with --cpu-affinity 1 could call smaller "
+             "slowdowns (docs/usage.md, Comparing saved runs).")
+
+
+def test_runs_on_one_cpu_are_compared_without_the_line_that_free_runs_get():
+    pinned = {**FSSGD, "cpu_affinity": "CPUs 1"}
+    then = document([bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.0)))], pinned)
+    found = comparison(then, "0001_run.json", pinned, [bench("test_fssgd[tf1_while_loop-cpu-n1000]",
+                                                             info(spread(1.0)))], 0.10)
+    assert found.not_measured is None and FREE_LINE not in found.lines and found.lines[-1] == "1 UNCHANGED"
 
 
 def test_a_run_saved_before_trials_had_processes_of_their_own_is_compared_with_a_line_saying_so():

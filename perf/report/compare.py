@@ -131,6 +131,9 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "
                                      f"timed now, {len(then_document['benchmarks'])} in {then_name}; "
                                      f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)")
+    if all((fssgd.get("cpu_affinity") or FREE) == FREE for fssgd in (then_fssgd, now_fssgd)):
+        lines.append("Both runs ran free: trials on one CPU scatter less, so runs saved with --cpu-affinity 1 could "
+                     "call smaller slowdowns (docs/usage.md, Comparing saved runs).")
     width = max(len(name) for name, _ in found)
     lines.append(f"{'benchmark':<{width}}  {'then':>9}  {'now':>9}  {'change':<24}  verdict")
     for name, result in found:
