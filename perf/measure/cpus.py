@@ -63,3 +63,9 @@ def compact(cpus) -> str:
 def affinity_setting(cpus) -> str:
     """How a run's CPU affinity reads in its records and tables: 'free', or 'CPUs 1'."""
     return f"CPUs {compact(cpus)}" if cpus else FREE
+
+
+def recorded_affinity(fssgd: dict) -> str:
+    """A saved run's CPU affinity from its machine_info.fssgd: runs from before --cpu-affinity ran free, unless
+    wrapped in taskset, which nothing recorded."""
+    return fssgd.get("cpu_affinity") or FREE

@@ -9,7 +9,7 @@ from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
 from perf.judge.rules import CHANGE_CONFIDENCE, VERDICTS, change_verdict
 from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
-from perf.measure.cpus import FREE
+from perf.measure.cpus import FREE, recorded_affinity
 from perf.report.rows import Row, rows_of
 
 
@@ -42,8 +42,7 @@ ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
                ("CUDA", lambda fssgd: ", ".join(f"{name} {version}" for name, version in (fssgd.get("cuda") or {}).items()
                                                 if version) or "none"),
                ("threads", lambda fssgd: fssgd.get("threads_setting")),
-               # Runs from before --cpu-affinity ran free, unless wrapped in taskset, which nothing recorded.
-               ("CPU affinity", lambda fssgd: fssgd.get("cpu_affinity") or FREE),
+               ("CPU affinity", recorded_affinity),
                ("oneDNN", lambda fssgd: fssgd.get("onednn_setting")),
                ("profile", lambda fssgd: fssgd.get("profile")),
                ("FSSGD_SHRINK", lambda fssgd: fssgd.get("shrink") or "unset"))
@@ -131,7 +130,7 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "
                                      f"timed now, {len(then_document['benchmarks'])} in {then_name}; "
                                      f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)")
-    if all((fssgd.get("cpu_affinity") or FREE) == FREE for fssgd in (then_fssgd, now_fssgd)):
+    if recorded_affinity(then_fssgd) == recorded_affinity(now_fssgd) == FREE:
         lines.append("Both runs ran free: trials on one CPU scatter less, so runs saved with --cpu-affinity 1 could "
                      "call smaller slowdowns (docs/usage.md, Comparing saved runs).")
     width = max(len(name) for name, _ in found)

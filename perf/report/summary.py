@@ -1,6 +1,6 @@
 """The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
 
-from perf.measure.cpus import FREE
+from perf.measure.cpus import recorded_affinity
 from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
@@ -19,7 +19,7 @@ def setting(fssgd: dict) -> str:
         tensorflow and f"TensorFlow {tensorflow}",
         f"NumPy {fssgd['numpy']}",
         f"threads: {fssgd['threads_setting']}",
-        fssgd.get("cpu_affinity") or FREE,
+        recorded_affinity(fssgd),
         tensorflow and f"oneDNN: {onednn(fssgd)}",
         fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
         fssgd["shrink"] and f"SHRUNK {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",

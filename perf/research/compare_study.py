@@ -38,7 +38,7 @@ from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.judge.rules import CHANGE_CONFIDENCE
 from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
-from perf.measure.cpus import FREE
+from perf.measure.cpus import recorded_affinity
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report import analysis
@@ -105,8 +105,7 @@ def loaded(out: Path) -> list[tuple[dict, dict]]:
     found, modes = [], {}
     for entry in manifest(out):
         document = json.loads((out / entry["file"]).read_text())
-        # Runs from before --cpu-affinity ran free.
-        modes.setdefault(document["machine_info"].get("fssgd", {}).get("cpu_affinity") or FREE, []).append(entry["file"])
+        modes.setdefault(recorded_affinity(document["machine_info"].get("fssgd", {})), []).append(entry["file"])
         found.append((entry, {row.key: row for row in rows_of(document["benchmarks"])[0] if not row.study}))
     if len(modes) > 1:
         raise StudyError(f"{out} holds runs of {len(modes)} CPU affinities, which are not compared: "
