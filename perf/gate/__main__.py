@@ -39,7 +39,6 @@ from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import cpus
-from perf.measure.cpus import affinity_argument
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import SLOWDOWN_VARIABLE
@@ -102,7 +101,7 @@ def main(argv=None) -> int:
                         help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%)")
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
                         help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
-    parser.add_argument("--cpu-affinity", type=affinity_argument, metavar="LIST",
+    parser.add_argument("--cpu-affinity", type=cpus.affinity_argument, metavar="LIST",
                         help="the CPUs every worker is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: the "
                              "last CPU this process may use; why one: docs/gate.md)")
     parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")

@@ -33,12 +33,11 @@ def parsed(text: str) -> tuple[int, ...]:
 
 def cpu_list(text: str) -> tuple[int, ...]:
     """The CPUs a list names, each one this process may use; ValueError saying why not, naming those it may."""
-    cpus = set(parsed(text))
-    may_use = allowed()
-    if outside := sorted(cpus - set(may_use)):
+    cpus, may_use = parsed(text), allowed()
+    if outside := sorted(set(cpus) - set(may_use)):
         raise ValueError(f"CPU {compact(outside)} {'is' if len(outside) == 1 else 'are'} not one this process may use; "
                          f"it may use {compact(may_use)}")
-    return tuple(sorted(cpus))
+    return cpus
 
 
 def affinity_argument(text: str) -> tuple[int, ...]:

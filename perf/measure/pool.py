@@ -10,9 +10,9 @@ from perf.measure.worker import ROOT, Version, Worker
 
 
 class Pool:
-    """workers[i]: the process that times trial i of every benchmark, on the CPUs of affinity where given, else free. Starting TensorFlow in a process takes seconds,
-    so a worker serves every benchmark's trial i rather than one each (docs/measurement.md, "One process per
-    trial index"). They start together, on first use, and every one has imported what it needs before any is
+    """workers[i]: the process that times trial i of every benchmark, on the CPUs of affinity where given, else free.
+    Starting TensorFlow in a process takes seconds, so a worker serves every benchmark's trial i rather than one each
+    (docs/measurement.md, "One process per trial index"). They start together, on first use, and every one has imported what it needs before any is
     timed: an import beside a timed round would slow it. A worker that stopped is replaced on the next use."""
 
     def __init__(self, size: int, threads: int, solvers: list[str], affinity: tuple[int, ...] = ()):
