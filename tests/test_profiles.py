@@ -107,10 +107,14 @@ def test_a_shrunk_profile_keeps_its_sizes_trials_and_branches_and_divides_its_st
     assert (seed.steps, seed.probe_steps, seed.shrink) == (100, 1, SHRINK)
     assert seed.max_round_s == pytest.approx(PROFILES["seed"].max_round_s / SHRINK)
     # No cap stays no cap; a cap is shrunk like the steps, so the same sizes are capped.
-    assert PROFILES["full"].shrunk(SHRINK).max_sample_steps is None
+    assert PROFILES["seed"].shrunk(SHRINK).max_sample_steps is None
     quick = PROFILES["quick"].shrunk(SHRINK)
     assert [quick.steps_at(n) for n in quick.sizes] == [1, 1]
     assert PROFILES["quick"].shrunk(1) is PROFILES["quick"]
+    # full runs every step up to n = 1e5 and caps only n = 1e6 (to 100 steps), shrunk or not.
+    for factor in (1, SHRINK):
+        full = PROFILES["full"].shrunk(factor)
+        assert [full.steps_at(n) for n in full.sizes] == [full.steps] * 4 + [max(1, full.steps // 10)]
     assert Profile(sizes=(1,), steps=5, trials=1, rounds_per_trial=1).shrunk(10).steps == 1  # never no steps
 
 
