@@ -19,14 +19,11 @@ from perf.report.compare import comparison, compared, environment_line, gate_lin
 KEY = Key("tf1_while_loop", "cpu", 1000)
 
 
-def info(ratios, processes=True):
-    """A benchmark's extra_info whose trials have these ratios to the timing reference."""
-    found = {"iterations": 1000, "reference_iterations": 1000, "trials": len(ratios),
-             "trial_medians_s": [0.02 * ratio for ratio in ratios],
-             "reference_trial_medians_s": [0.02] * len(ratios), "solver": KEY.solver, "device": KEY.device, "n": KEY.n}
-    if processes:
-        found["trial_processes"] = list(range(len(ratios)))
-    return found
+def info(ratios):
+    """A benchmark's extra_info whose trials have these ratios to the timing reference, each in a process of its own."""
+    return {"iterations": 1000, "reference_iterations": 1000, "trials": len(ratios),
+            "trial_medians_s": [0.02 * ratio for ratio in ratios], "trial_processes": list(range(len(ratios))),
+            "reference_trial_medians_s": [0.02] * len(ratios), "solver": KEY.solver, "device": KEY.device, "n": KEY.n}
 
 
 def spread(center, width=0.02, trials=7):
@@ -102,14 +99,6 @@ def test_runs_on_one_cpu_are_compared_without_the_line_that_free_runs_get():
     found = comparison(then, "0001_run.json", pinned, [bench("test_fssgd[tf1_while_loop-cpu-n1000]",
                                                              info(spread(1.0)))], 0.10)
     assert found.not_measured is None and FREE_LINE not in found.lines and found.lines[-1] == "1 UNCHANGED"
-
-
-def test_a_run_saved_before_trials_had_processes_of_their_own_is_compared_with_a_line_saying_so():
-    then = document([bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.0), processes=False))])
-    now = [bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.0)))]
-    lines = comparison(then, "old.json", FSSGD, now, 0.10).lines
-    assert any(line.startswith("The saved run's trials shared one process") for line in lines)
-    assert lines[-1] == "1 UNCHANGED"
 
 
 WHILE_LOOP = "test_fssgd[tf1_while_loop-cpu-n1000]"
@@ -257,7 +246,7 @@ def test_pytest_benchmarks_own_compare_fail_ends_in_a_message_not_a_traceback(ru
 
 def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_is_compared_and_not_measured(
         run_perf, tmp_path_factory):
-    # docs/results/full/full.json: a full run of 2026-12-01, its trials in one process. Stored outside the working
+    # docs/results/full/full.json: the committed full run. Stored outside the working
     # directory, where pytest-benchmark's own warning about another machine raises (#217). Its CPU is renamed to one
     # no machine has: the run was made on an instance of the kind CI runs on, and may share its CPU model.
     storage = tmp_path_factory.mktemp("elsewhere")
@@ -272,7 +261,6 @@ def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_i
     result.stdout.fnmatch_lines([
         "Against *0001_old.json: per benchmark, × numpy_loop then and now*",
         "Not like with like: CPU Another CPU then, * now; profile full then, quick now.",
-        "The saved run's trials shared one process*",
         "test_fssgd[[]numpy_lean-cpu-n1000[]] *",
         "fssgd-bench: NOT MEASURED: not like with like (CPU Another CPU then, * now; profile full then, "
         "quick now): its verdicts do not count",

@@ -9,6 +9,7 @@ import pytest
 from perf import storage
 from perf.measure import cpus, environment
 from perf.measure.pool import Pool
+from perf.measure.worker import ROOT, Version, Worker
 from perf.report.compare import environment_line
 from perf.report.summary import setting
 
@@ -67,3 +68,22 @@ def test_every_thread_of_a_pinned_worker_runs_on_its_cpus_and_a_free_one_on_all(
                     for thread in Path(f"/proc/{pool[0].process.pid}/task").iterdir()} for pool in (pinned, free)]
     assert allowed[0] == {str(cpu)}
     assert allowed[1] == {cpus.compact(os.sched_getaffinity(0))}
+
+
+@pytest.mark.e2e
+def test_a_version_of_its_own_free_runs_unpinned_where_the_gate_pins_the_rest():
+    """A study's free variant beside a pinned one: the version's own FSSGD_CPU_AFFINITY=free overrides the gate's
+    CPU, and its own CPU list pins it to that list."""
+    cpu, may_use = max(os.sched_getaffinity(0)), cpus.compact(os.sched_getaffinity(0))
+    found = {}
+    for setting, expected in ((cpus.FREE, may_use), (str(cpu), str(cpu))):
+        version = Version("free", "this tree", ROOT, sys.executable, ((cpus.AFFINITY_VARIABLE, setting),))
+        worker = Worker(version, threads=1, preload=["numpy_lean"], affinity=(min(os.sched_getaffinity(0)),),
+                        import_cpu=min(os.sched_getaffinity(0)))
+        try:
+            worker.ask({"op": "solvers", "only": []})
+            found[setting] = {(thread / "status").read_text().split("Cpus_allowed_list:")[1].split()[0]
+                              for thread in Path(f"/proc/{worker.process.pid}/task").iterdir()}
+        finally:
+            worker.close()
+        assert found[setting] == {expected}, setting

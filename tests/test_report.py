@@ -192,7 +192,7 @@ def test_benchmarks_without_timings_are_skipped_with_a_note(tmp_path, capsys):
     del entries[0]["extra_info"]["trial_medians_s"]  # as under --benchmark-disable
     run = write(tmp_path / "run.json", result_document(entries))
     assert main([str(run), "--out", str(tmp_path / "out")]) == 0
-    note = "test_fssgd[numpy_loop-cpu-n100]: not timed (run with --benchmark-disable?), skipped"
+    note = "test_fssgd[numpy_loop-cpu-n100]: no timed trials (run with --benchmark-disable, or saved before trials), skipped"
     assert note in capsys.readouterr().err
     assert note in (tmp_path / "out" / "report.md").read_text()
 

@@ -64,15 +64,9 @@ def test_benchmarks_that_cannot_be_read_are_named_and_left_out():
     foreign = {"name": "test_other", "extra_info": {}}
     rows, notes = by_key([bench("numpy_loop"), bench("numpy_loop"), untimed, foreign])
     assert list(rows) == [("numpy_loop", 1000)]
-    assert notes == ["test_fssgd[numpy_lean-cpu-n1000]: not timed (run with --benchmark-disable?), skipped",
+    assert notes == ["test_fssgd[numpy_lean-cpu-n1000]: no timed trials (run with --benchmark-disable, or saved before trials), skipped",
                      "test_other: not an FSSGD benchmark (no solver, device, n in extra_info), skipped",
                      "test_fssgd[numpy_loop-cpu-n1000]: a second numpy_loop-cpu-n1000 in one run, skipped"]
-
-
-def test_a_run_from_before_trials_keeps_its_recorded_per_step_time():
-    old = {"name": "test_fssgd[numpy_loop-cpu-n1000]", "stats": {"median": 0.01},
-           "extra_info": {"solver": "numpy_loop", "device": "cpu", "n": 1000, "iterations": 1000, "per_iteration_us": 9.5}}
-    assert by_key([old])[0]["numpy_loop", 1000].per_step_us == 9.5
 
 
 def test_what_a_saved_run_carries_beside_its_trials():

@@ -68,8 +68,9 @@ class Version:
     description: str  # what it is: a revision and its commit, the working tree, an interpreter
     tree: Path  # where its solvers are
     python: str
-    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS, or
-    # FSSGD_SLOWDOWN (test tooling). The gate's own environment is every version's otherwise.
+    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS,
+    # FSSGD_CPU_AFFINITY (a CPU list, or "free": its workers unpinned), or FSSGD_SLOWDOWN (test tooling). The gate's
+    # own environment is every version's otherwise.
     env: tuple[tuple[str, str], ...] = ()
 
     def with_env(self, **variables) -> "Version":
@@ -231,6 +232,9 @@ class Worker:
             if import_cpu is not None:
                 env[IMPORT_CPU_VARIABLE] = str(import_cpu)
         env.update(version.env)
+        if env.get(cpus.AFFINITY_VARIABLE) == cpus.FREE:  # a version of its own free: a study's free variant
+            del env[cpus.AFFINITY_VARIABLE]
+            env.pop(IMPORT_CPU_VARIABLE, None)
         self.log = tempfile.TemporaryFile(mode="w+")
         command = [version.python, "-m", "perf.measure.worker", str(version.tree), *(preload or ())]
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

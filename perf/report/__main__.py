@@ -7,6 +7,7 @@ from pathlib import Path
 
 from perf.report import analysis, history, plots, studies
 from perf.report.answer import AnswerError, write_answer
+from perf.report.handoff import HandoffError, read_handoff, unlike
 from perf.report.markdown import LETTERS, render
 from perf.report.runs import load_run
 from perf.storage import RunError, newest_run, runs_folder, storage_folders
@@ -44,8 +45,12 @@ def main(argv=None) -> int:
                              "in them as series, one per environment, in commit order, with change points "
                              "(history.md in --out; needs the history extra)")
     parser.add_argument("--answer-into", type=Path, metavar="FILE",
-                        help="also write the answer's table from the first run into FILE, between its answer markers "
-                             "(the README: python -m perf.report docs/results/full/full.json --answer-into README.md)")
+                        help="also write the answer from the first run into FILE, between its answer markers: its table "
+                             "and what it says in words (the README: python -m perf.report docs/results/full/full.json "
+                             "--handoff docs/results/handoff --answer-into README.md)")
+    parser.add_argument("--handoff", type=Path, metavar="FOLDER",
+                        help="the hand-off study's folder (python -m perf.research.handoff --out FOLDER): its hand-off "
+                             "between CPUs joins a free run's \"where a step goes\" and the answer")
     args = parser.parse_args(argv)
     if args.history:
         return history_report(args.runs or [runs_folder()], args.out, args.no_plots)
@@ -62,6 +67,10 @@ def main(argv=None) -> int:
         if args.out.resolve().is_relative_to(storage):
             return stop(f"--out {args.out} is inside the results folder {storage}; choose another")
 
+    try:
+        handoff = args.handoff and read_handoff(args.handoff)
+    except HandoffError as error:
+        return stop(f"--handoff {args.handoff}: {error}")
     models = [analysis.fit_models(run.rows) for run in runs]
     drawn, plot_note = {}, None
     try:
@@ -77,19 +86,21 @@ def main(argv=None) -> int:
                     drawn[letter] = plots.per_step_plots(run, run_models, args.out, prefix) if run.rows else []
                     drawn[letter] += plots.sweep_plot(run.studies.get(studies.SWEEP, []), args.out, prefix)
         report = args.out / "report.md"
-        report.write_text(render(runs, models, drawn, plot_note), encoding="utf-8")
+        report.write_text(render(runs, models, drawn, plot_note, handoff), encoding="utf-8")
     except OSError as error:
         return stop(f"cannot write the report to {args.out}: {error.strerror or error}")
 
     if args.answer_into:
         try:
-            write_answer(args.answer_into, runs[0])
+            write_answer(args.answer_into, runs[0], handoff)
         except (AnswerError, OSError) as error:
             return stop(f"--answer-into {args.answer_into}: {getattr(error, 'strerror', None) or error}")
         print(f"answer: {args.answer_into}")
     for run in runs:
         for note in run.notes:
             print(f"note: {run.path}: {note}", file=sys.stderr)
+        if handoff and (why := unlike(handoff, run.fssgd)):
+            print(f"note: {run.path}: no hand-off between CPUs from {args.handoff}: {why}", file=sys.stderr)
     print(f"report: {report}")
     for _, path in (plot for run_plots in drawn.values() for plot in run_plots):
         print(f"plot: {path}")

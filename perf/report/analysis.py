@@ -99,7 +99,8 @@ def measured_crossover(rows: dict[Key, Row], solver: str, device: str) -> str:
         if (ratio_low - 1) * (ratio_high - 1) < 0:
             fraction = math.log(ratio_low) / (math.log(ratio_low) - math.log(ratio_high))
             crossing = math.exp(math.log(n_low) + fraction * (math.log(n_high) - math.log(n_low)))
-            return f"≈{crossing:,.0f} ({'faster' if ratio_high < 1 else 'slower'} above)"
+            # Two significant digits: the crossing is read off a line between two sizes a decade apart.
+            return f"≈{float(f'{crossing:.2g}'):,.0f} ({'faster' if ratio_high < 1 else 'slower'} above)"
     return "faster at every size" if points[0][1] < 1 else "slower at every size"
 
 
@@ -115,14 +116,15 @@ def question_n(rows, device: str | None = None) -> int:
 
 
 def per_process_ratios(row: Row) -> dict[int, float]:
-    """The row's trial ratios by the worker process each ran in; {} in a run whose trials shared one process."""
+    """The row's trial ratios by the worker process each ran in; {} where the row does not say which."""
     return dict(zip(row.trial_processes, row.trial_ratios)) if len(row.trial_processes) == len(row.trial_ratios) else {}
 
 
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
     """Σ sign × µs per step of each (solver, sign) in terms, with its interval; None where a solver was not measured.
     The interval is the Student t one over the worker processes, each counting once, or the benchmarks' intervals end
-    to end where the trials shared one process (docs/measurement.md#the-parts-of-a-tf1_feed_dict-step)."""
+    to end where fewer than two processes ran them all (a worker replaced mid-run;
+    docs/measurement.md#the-parts-of-a-tf1_feed_dict-step)."""
     reference = reference_row(rows, n)
     found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
     if reference is None or any(row is None or row.ratio is None for row in found):

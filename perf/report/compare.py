@@ -121,10 +121,6 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
              f"{threshold:.0%}."]
     if line := environment_line(then_fssgd, now_fssgd):
         lines.append(line)
-    if any(row.trials and not row.trial_processes for row in then_rows):
-        lines.append("The saved run's trials shared one process (it was made before each trial had a worker process "
-                     "of its own): its intervals miss the variation between processes, so a verdict against it is "
-                     "less sure than its interval says.")
     lines += reference_moves(then_rows, now_rows, threshold)
     if not found:
         return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "

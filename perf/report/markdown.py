@@ -3,6 +3,7 @@
 from perf.judge.statistics import overlapping
 from perf.report import analysis, studies
 from perf.report.analysis import REFERENCE_SOLVER
+from perf.report.handoff import Handoff, applies, decomposition_row
 from perf.report.runs import Run, onednn
 from perf.report.tables import (DECOMPOSITION_HEADER, DECOMPOSITION_NOTE, decomposition_cells, interval_caption,
                                 markdown, number, with_interval)
@@ -64,15 +65,22 @@ def model_table(models: dict, rows: dict) -> list[str]:
                      f"n* vs {REFERENCE_SOLVER} (model)", "n* (measured)", "regime (model)"], cells)
 
 
-def decomposition_section(rows: dict) -> list[str]:
-    lines = []
-    for device in sorted({key.device for key in rows}):
-        n = analysis.question_n(rows, device)
-        if found := decomposition_cells(rows, device, n):
+def decomposition_section(run: Run, handoff: Handoff | None = None) -> list[str]:
+    """Where a tf1_feed_dict step goes, per device at the question's size; in a free run, with the hand-off between
+    CPUs where the study timed that size."""
+    lines, described = [], None
+    for device in sorted({key.device for key in run.rows}):
+        n = analysis.question_n(run.rows, device)
+        if found := decomposition_cells(run.rows, device, n):
             lines += [f"**Where a `{analysis.WHOLE_STEP}` step goes: {device}, n = {n:,}, "
                       f"{with_interval(found[0])} µs**", ""]
-            lines += markdown(DECOMPOSITION_HEADER, [cells[:3] + [f"`{cells[3]}`"] for cells in found[1]])
-    return lines + ([DECOMPOSITION_NOTE, ""] if lines else [])
+            cells = [cells[:3] + [f"`{cells[3]}`"] for cells in found[1]]
+            if figures := applies(handoff, run.fssgd, device, n):
+                cells.append(decomposition_row(handoff, figures))
+                described = handoff.described
+            lines += markdown(DECOMPOSITION_HEADER, cells)
+    note = DECOMPOSITION_NOTE + (f" {described}" if described else "")
+    return lines + ([note, ""] if lines else [])
 
 
 def comparison_section(runs: list[Run], letters: str) -> list[str]:
@@ -135,13 +143,14 @@ def run_line(letter: str, run: Run) -> str:
     return f"- **{letter}**: {run.label} — " + ", ".join(details)
 
 
-def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | None) -> str:
+def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | None,
+           handoff: Handoff | None = None) -> str:
     letters = LETTERS[:len(runs)]
     captions = interval_caption(row for run in runs for row in run.rows.values())
     lines = ["# FSSGD benchmark report", ""]
     lines += [run_line(letter, run) for letter, run in zip(letters, runs)] + [""]
-    lines += [f"Each benchmark is timed in independent trials (a fresh setup each, in a worker process of its own "
-              f"in runs that record trial_processes). × {REFERENCE_SOLVER} is the "
+    lines += [f"Each benchmark is timed in independent trials (a fresh setup each, in a worker process of its "
+              f"own). × {REFERENCE_SOLVER} is the "
               f"median over trials of the benchmark's time over the {REFERENCE_SOLVER} rounds timed beside it, per "
               f"step, with an interval from the variation between trials (order statistics; it covers with "
               f"{captions}). µs / step is that ratio times the lower quartile of every {REFERENCE_SOLVER} trial of "
@@ -168,7 +177,7 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
         if run.rows:  # a run of the studies alone has no per-size tables
             lines += [f"{level} Per size", ""] + size_tables(run.rows)
             lines += [f"{level} Overhead model", ""] + model_table(run_models, run.rows)
-            if decomposition := decomposition_section(run.rows):
+            if decomposition := decomposition_section(run, handoff):
                 lines += [f"{level} Per-step cost decomposition", ""] + decomposition
         if sweep := studies.sweep_section(run.studies.get(studies.SWEEP, [])):
             lines += [f"{level} Step-count sweep", ""] + sweep

@@ -17,7 +17,7 @@ class Row:
     per_step_us: float
     ratio: Interval | None  # × the timing reference, paired trial by trial; exactly 1 for the reference itself
     trial_ratios: tuple[float, ...]  # per trial, × the timing reference beside it (ratio: their median); () unpaired
-    trial_processes: tuple[int, ...]  # per trial, its worker process; () where the trials shared the pytest process
+    trial_processes: tuple[int, ...]  # per trial, its worker process
     iterations: int
     rounds: int | None
     median_s: float | None  # pytest-benchmark's median round
@@ -55,8 +55,8 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
         solver, device, n = info.get("solver"), info.get("device"), info.get("n")
         if not (solver and device and isinstance(n, int)):
             notes.append(f"{name}: not an FSSGD benchmark (no solver, device, n in extra_info), skipped")
-        elif not (info.get("trial_medians_s") or positive(info.get("per_iteration_us"))):
-            notes.append(f"{name}: not timed (run with --benchmark-disable?), skipped")
+        elif not info.get("trial_medians_s"):
+            notes.append(f"{name}: no timed trials (run with --benchmark-disable, or saved before trials), skipped")
         else:
             entries.append((Key(solver, device, n), info, benchmark))
     pools = reference_pools(entries)
@@ -75,10 +75,8 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
         reference_us = lower_quartile(pool) * 1e6 if pool else None
         if reference_us:
             per_step_us = ratio.value * reference_us
-        elif medians := info.get("trial_medians_s"):
-            per_step_us = min(medians) / info["iterations"] * 1e6  # a slow state only adds time: the cleanest trial
-        else:
-            per_step_us = float(info["per_iteration_us"])  # a run from before trials: its own per-step time
+        else:  # a study's, or unpaired: a slow state only adds time, so its cleanest trial
+            per_step_us = min(info["trial_medians_s"]) / info["iterations"] * 1e6
         stats = benchmark.get("stats") or {}
         rows.append(Row(key, benchmark.get("name", "?"), study, per_step_us, ratio, tuple(ratios),
                         tuple(info.get("trial_processes") or ()), info["iterations"], stats.get("rounds"),
@@ -111,10 +109,6 @@ def trial_ratios(info: dict) -> list[float]:
         return []
     steps, reference_steps = info["iterations"], info.get("reference_iterations", info["iterations"])
     return [(median / steps) / (reference / reference_steps) for median, reference in zip(medians, beside, strict=True)]
-
-
-def positive(value) -> bool:
-    return isinstance(value, (int, float)) and value > 0
 
 
 def derived_keys(row: Row) -> dict:

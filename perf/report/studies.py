@@ -29,7 +29,8 @@ class SweepFit(NamedTuple):
 
 
 def measured_total_s(row: Row) -> float:
-    """From nothing to an answer at K: setup, then the first run(K) (the median run where older runs lack it)."""
+    """From nothing to an answer at K: setup, then the first run(K) (the median run where the setup's own call was
+    the warm-up and no first run(K) was recorded)."""
     return row.setup_s + (row.first_run_s or row.median_s)
 
 
