@@ -41,13 +41,13 @@ def outcomes(n=1000, steps=100):
 
 def saved_study(folder, sizes=(1000,)):
     """A study's passes.json as main writes it, from the outcomes above, and its README and handoff.json."""
-    from perf.research.releases import saved_outcomes
+    from perf.research.releases import saved_form
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "passes.json").write_text(json.dumps({
         "command": "python -m perf.research.handoff --passes 3 --cpu 1 --seed 1", "date": "2026-12-06",
         "cpu": "Test CPU", "commit": "abc1234", "seed": 1, "passes": 3, "one_cpu": 1, "threads": 0, "wall_s": 60.0,
-        "versions": [], "benchmarks": saved_outcomes([outcome for n in sizes for outcome in outcomes(n)])}))
+        "versions": [], "benchmarks": saved_form([outcome for n in sizes for outcome in outcomes(n)])}))
     handoff.written(folder)
     return folder
 

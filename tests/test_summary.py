@@ -3,6 +3,7 @@
 import copy
 import re
 
+import pytest
 from helpers import benchmark_entry
 
 from perf.measure import environment
@@ -51,6 +52,15 @@ def test_where_a_tf1_feed_dict_step_goes_with_the_remainder_and_the_other_way_ro
         ["(loss fetch, on constant data)", "70.0", "23%", "tf1_constant − tf1_constant_no_loss"],
         ["(feed_dict copies, without the loss fetch)", "90.0", "30%", "tf1_feed_dict_no_loss − tf1_constant_no_loss"],
     ]
+
+
+@pytest.mark.parametrize("affinity, cpus, said", [("free", 2, True), ("CPUs 1", 1, False), ("free", 1, False)])
+def test_a_free_run_on_several_cpus_says_its_parts_hold_the_hand_off(affinity, cpus, said):
+    entries = paired_run()
+    for entry in entries:
+        entry["extra_info"].update(cpu_affinity=affinity, cpus_available=cpus)
+    lines = summary.summary_lines(entries, SETTING)
+    assert any("handing work between them; --cpu-affinity 1 leaves it out" in line for line in lines) is said
 
 
 def test_an_interval_is_shown_with_the_ratio():

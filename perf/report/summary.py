@@ -1,6 +1,6 @@
 """The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
 
-from perf.measure.cpus import recorded_affinity
+from perf.measure.cpus import FREE, recorded_affinity
 from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
@@ -79,4 +79,15 @@ def decomposition(rows: dict, device: str) -> list[str]:
         return []
     whole, cells = found
     return ["", f"Where a {analysis.WHOLE_STEP} step goes ({device}, n = {n:,}, {number(whole.value)} µs):"] + [
-        "  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))]
+        "  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))] + handed_off(rows, device, n)
+
+
+def handed_off(rows: dict, device: str, n: int) -> list[str]:
+    """In a free run on several CPUs, a line saying that the parts hold the hand-off between them, which no pair of
+    this run's solvers isolates."""
+    info = rows[analysis.WHOLE_STEP, device, n].info
+    if device != "cpu" or info.get("cpu_affinity") != FREE or (info.get("cpus_available") or 1) < 2:
+        return []
+    return [f"  Free on {info['cpus_available']} CPUs, the call (and at large n the arithmetic) holds TensorFlow "
+            "handing work between them; --cpu-affinity 1 leaves it out "
+            "(docs/results/README.md#the-hand-off-between-cpus-handoff)."]

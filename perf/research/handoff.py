@@ -32,13 +32,13 @@ from perf.measure.worker import ROOT, Version, WorkerStopped
 from perf.report.analysis import REFERENCE_SOLVER, STEP_PARTS, WHOLE_STEP
 from perf.report.tables import markdown, number, with_interval
 from perf.research import side_by_side
-from perf.research.releases import RELEASE_CONFIDENCE, outcomes_saved, parts_of, per_pass_us, saved_outcomes
+from perf.research.releases import RELEASE_CONFIDENCE, outcomes_of, parts_of, per_pass_us, saved_form
 from solvers import REGISTRY
 
 # Every TensorFlow 1 solver, and numpy_loop as the control: NumPy hands nothing to other threads.
 SOLVERS = ("tf1_feed_dict", "tf1_feed_dict_no_loss", "tf1_constant", "tf1_constant_no_loss", "tf1_callable",
            "tf1_while_loop", "tf1_while_loop_standardized", REFERENCE_SOLVER)
-ONE_CPU, FREE = "one CPU", "free"
+ONE_CPU, FREE = "one CPU", cpus.FREE  # the versions' labels
 PASSES = 20
 DEFAULT_OUT = Path("docs/results/handoff")
 TF_DEFAULT_THREADS = 0
@@ -126,7 +126,7 @@ def report_figures(found: dict, saved: dict, folder: Path) -> dict:
 def written(folder: Path) -> list[Path]:
     """README.md and handoff.json of a study, from the passes.json it saved in folder."""
     saved = json.loads((folder / "passes.json").read_text())
-    found = analysed(outcomes_saved(saved))
+    found = analysed(outcomes_of(saved))
     (folder / "README.md").write_text(rendered(found, saved) + "\n")
     (folder / "handoff.json").write_text(json.dumps(report_figures(found, saved, folder), indent=1) + "\n")
     return [folder / "README.md", folder / "handoff.json", folder / "passes.json"]
@@ -198,7 +198,7 @@ def main(argv=None) -> int:
         "seed": seed, "passes": options.passes, "one_cpu": cpu, "threads": TF_DEFAULT_THREADS,
         "wall_s": time.perf_counter() - began, "versions": [{"label": version.label, "env": dict(version.env)}
                                                            for version in versions(cpu)],
-        "benchmarks": saved_outcomes(outcomes),
+        "benchmarks": saved_form(outcomes),
     }, indent=1))
     print(f"handoff: {', '.join(str(path) for path in written(options.out))}")
     return 0

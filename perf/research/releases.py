@@ -187,18 +187,18 @@ def read_back(folder: Path) -> tuple[dict, list[str]]:
     """A study's analysis and labels, from the passes.json it wrote."""
     saved = json.loads((folder / "passes.json").read_text())
     labels = [version["label"] for version in saved["versions"]]
-    return analysed(outcomes_saved(saved), labels), labels
+    return analysed(outcomes_of(saved), labels), labels
 
 
-def saved_outcomes(outcomes) -> dict:
+def saved_form(outcomes) -> dict:
     """passes.json's "benchmarks": each outcome's steps, calls, why it was not judged, round times and log ratios."""
     return {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls,
                                "problem": outcome.unjudged and outcome.unjudged.why,
                                "round_s": outcome.round_s, "log_ratios": outcome.log_ratios} for outcome in outcomes}
 
 
-def outcomes_saved(saved: dict) -> list:
-    """The outcomes a study's passes.json holds (saved_outcomes read back)."""
+def outcomes_of(saved: dict) -> list:
+    """The outcomes a study's passes.json holds (saved_form read back)."""
     outcomes = []
     for name, measured in saved["benchmarks"].items():
         solver, device, n = name.rsplit("-", 2)
@@ -303,7 +303,7 @@ def main(argv=None) -> int:
         "onednn": onednn_setting(),
         "versions": [{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
                      for version, found_packages in zip(versions, packages)],
-        "benchmarks": saved_outcomes(outcomes),
+        "benchmarks": saved_form(outcomes),
     }, indent=1))
     print(f"releases: {', '.join(str(path) for path in written(options.out))}")
     return 0
