@@ -129,6 +129,12 @@ def test_a_missing_or_foreign_study_is_an_error_that_says_how_to_make_one(tmp_pa
             read_handoff(tmp_path)
 
 
+def test_the_history_takes_no_hand_off(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        report(["--history", str(tmp_path), "--handoff", str(tmp_path)])
+    assert stopped.value.code == 2 and "are for one run's report, not --history" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--passes", "1"], "--passes must be at least 2"),
     (["--cpu", "0-1"], "--cpu: one CPU"),

@@ -52,6 +52,8 @@ def main(argv=None) -> int:
                         help="the hand-off study's folder (python -m perf.research.handoff --out FOLDER): its hand-off "
                              "between CPUs joins a free run's \"where a step goes\" and the answer")
     args = parser.parse_args(argv)
+    if args.history and (args.handoff or args.answer_into):
+        parser.error("--handoff and --answer-into are for one run's report, not --history")
     if args.history:
         return history_report(args.runs or [runs_folder()], args.out, args.no_plots)
     if not args.runs:

@@ -21,18 +21,17 @@ import random
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from perf import gate
 from perf.judge.statistics import t_interval
-from perf.measure import Key, cpus, environment
+from perf.measure import Key, cpus
 from perf.measure.profiles import PROFILES
 from perf.measure.worker import ROOT, Version, WorkerStopped
 from perf.report.analysis import REFERENCE_SOLVER, STEP_PARTS, WHOLE_STEP
-from perf.report.tables import markdown, number, with_interval
+from perf.report.tables import markdown, with_interval
 from perf.research import side_by_side
-from perf.research.releases import RELEASE_CONFIDENCE, outcomes_of, parts_of, per_pass_us, saved_form
+from perf.research.releases import RELEASE_CONFIDENCE, outcomes_of, parts_of, per_pass_us, save_passes
 from solvers import REGISTRY
 
 # Every TensorFlow 1 solver, and numpy_loop as the control: NumPy hands nothing to other threads.
@@ -190,16 +189,11 @@ def main(argv=None) -> int:
     if len(unjudged) == len(outcomes):
         print("handoff: NOT MEASURED: no benchmark was timed both ways", file=sys.stderr)
         return 10
-    options.out.mkdir(parents=True, exist_ok=True)
-    (options.out / "passes.json").write_text(json.dumps({
-        "command": f"python -m perf.research.handoff --passes {options.passes} --cpu {cpu} --seed {seed}"
-                   + ("" if names == list(SOLVERS) else f" --solvers {','.join(names)}"),
-        "date": f"{datetime.now(timezone.utc):%Y-%m-%d}", "cpu": environment.cpu_model(), "commit": commit(),
-        "seed": seed, "passes": options.passes, "one_cpu": cpu, "threads": TF_DEFAULT_THREADS,
-        "wall_s": time.perf_counter() - began, "versions": [{"label": version.label, "env": dict(version.env)}
-                                                           for version in versions(cpu)],
-        "benchmarks": saved_form(outcomes),
-    }, indent=1))
+    save_passes(options.out, outcomes, began,
+                command=f"python -m perf.research.handoff --passes {options.passes} --cpu {cpu} --seed {seed}"
+                        + ("" if names == list(SOLVERS) else f" --solvers {','.join(names)}"),
+                commit=commit(), seed=seed, passes=options.passes, one_cpu=cpu, threads=TF_DEFAULT_THREADS,
+                versions=[{"label": version.label, "env": dict(version.env)} for version in versions(cpu)])
     print(f"handoff: {', '.join(str(path) for path in written(options.out))}")
     return 0
 

@@ -190,6 +190,15 @@ def read_back(folder: Path) -> tuple[dict, list[str]]:
     return analysed(outcomes_of(saved), labels), labels
 
 
+def save_passes(out: Path, outcomes, began: float, **header) -> None:
+    """out/passes.json: the study's header (its command, seed, passes, versions...), the date, the CPU, the wall time
+    since began, and every outcome (saved_form)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "passes.json").write_text(json.dumps({
+        **header, "date": f"{datetime.now(timezone.utc):%Y-%m-%d}", "cpu": environment.cpu_model(),
+        "wall_s": time.perf_counter() - began, "benchmarks": saved_form(outcomes)}, indent=1))
+
+
 def saved_form(outcomes) -> dict:
     """passes.json's "benchmarks": each outcome's steps, calls, why it was not judged, round times and log ratios."""
     return {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls,
@@ -295,16 +304,12 @@ def main(argv=None) -> int:
     for outcome in outcomes:
         if outcome.unjudged:
             print(f"releases: {outcome.key.name}: {outcome.unjudged.why}", file=sys.stderr)
-    options.out.mkdir(parents=True, exist_ok=True)
-    (options.out / "passes.json").write_text(json.dumps({
-        "command": f"python -m perf.research.releases {' '.join(options.versions)} --passes {options.passes} --seed {seed}",
-        "date": f"{datetime.now(timezone.utc):%Y-%m-%d}", "cpu": environment.cpu_model(), "seed": seed,
-        "passes": options.passes, "threads": options.threads, "wall_s": time.perf_counter() - began,
-        "onednn": onednn_setting(),
-        "versions": [{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
-                     for version, found_packages in zip(versions, packages)],
-        "benchmarks": saved_form(outcomes),
-    }, indent=1))
+    save_passes(options.out, outcomes, began,
+                command=f"python -m perf.research.releases {' '.join(options.versions)} --passes {options.passes} "
+                        f"--seed {seed}",
+                seed=seed, passes=options.passes, threads=options.threads, onednn=onednn_setting(),
+                versions=[{"label": version.label, "python": version.python, "env": dict(version.env), **found_packages}
+                          for version, found_packages in zip(versions, packages)])
     print(f"releases: {', '.join(str(path) for path in written(options.out))}")
     return 0
 
