@@ -91,8 +91,8 @@ def decomposition_row(handoff: Handoff, figures) -> list[str]:
 
 
 def sentence(handoff: Handoff, figures) -> str:
-    """The hand-off in the answer's words."""
+    """The hand-off in the answer's words; the mechanism is the report's note and the study's."""
     part, free, one_cpu = figures
     return (f"Free to use both CPUs, {part.value / free.value:.0%} of a step is TensorFlow handing work between them: "
             f"{with_interval(part)} µs of {number(free.value)}, where on one CPU the step took {number(one_cpu.value)} "
-            f"µs (the hand-off study: {handoff.source}). {handoff.study['mechanism']}")
+            f"µs (the hand-off study: {handoff.source}, which says why).")
