@@ -5,10 +5,8 @@ import json
 import math
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, paired_outcomes
 
-from perf.gate.interleave import Outcome
-from perf.measure import Key
 from perf.report.__main__ import main as report
 from perf.report.answer import START, answer_lines
 from perf.report.handoff import HandoffError, read_handoff
@@ -27,16 +25,8 @@ STEP_US = {
 }
 
 
-def outcomes(n=1000, steps=100):
-    found = []
-    for solver, (one_cpu, free) in STEP_US.items():
-        outcome = Outcome(Key(solver, "cpu", n), steps=steps, calls=1)
-        for label, values in ((handoff.ONE_CPU, one_cpu), (handoff.FREE, free)):
-            outcome.round_s[label] = [(index, value * 1e-6 * steps) for index, value in enumerate(values)]
-        outcome.log_ratios[handoff.FREE] = [(index, False, math.log(b / a))
-                                            for index, (a, b) in enumerate(zip(one_cpu, free))]
-        found.append(outcome)
-    return found
+def outcomes(n=1000):
+    return paired_outcomes(STEP_US, [handoff.ONE_CPU, handoff.FREE], n=n)
 
 
 def saved_study(folder, sizes=(1000,)):

@@ -1,14 +1,12 @@
 """The release study: its parts and ratios from the passes, its versions' labels and settings, and one real run."""
 
 import json
-import math
 import sys
 
 import pytest
+from helpers import paired_outcomes
 
-from perf.gate.interleave import Outcome
 from perf.gate.versions import GateError, checked_out
-from perf.measure import Key
 from perf.report.analysis import REMAINDER
 from perf.research import releases
 
@@ -24,15 +22,8 @@ STEP_US = {
 }
 
 
-def outcomes(step_us=STEP_US, steps=100):
-    found = []
-    for solver, (old, new) in step_us.items():
-        outcome = Outcome(Key(solver, "cpu", 1000), steps=steps, calls=2)
-        for label, values in zip(LABELS, (old, new)):
-            outcome.round_s[label] = [(index, value * 1e-6 * steps * 2) for index, value in enumerate(values)]
-        outcome.log_ratios[LABELS[1]] = [(index, False, math.log(b / a)) for index, (a, b) in enumerate(zip(old, new))]
-        found.append(outcome)
-    return found
+def outcomes(step_us=STEP_US):
+    return paired_outcomes(step_us, LABELS, calls=2)
 
 
 def test_each_part_is_the_mean_over_passes_of_the_two_benchmarks_difference_in_the_same_pass():
@@ -95,9 +86,7 @@ def test_two_runs_compared_part_by_part_say_where_their_intervals_do_not_overlap
         folder.mkdir()
         (folder / "passes.json").write_text(json.dumps({
             "versions": [{"label": label} for label in LABELS],
-            "benchmarks": {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": None,
-                                              "round_s": outcome.round_s, "log_ratios": outcome.log_ratios}
-                           for outcome in outcomes(step_us)}}))
+            "benchmarks": releases.saved_form(outcomes(step_us))}))
         return folder
 
     slower_call = {solver: (old, [value + 100 * (solver.startswith("tf1_constant_no")) for value in new])
@@ -114,8 +103,7 @@ def test_two_runs_compared_part_by_part_say_where_their_intervals_do_not_overlap
 
 
 def test_a_benchmark_saved_without_passes_is_read_back_unjudged_and_left_out_of_the_analysis(tmp_path):
-    saved = {outcome.key.name: {"steps": outcome.steps, "calls": outcome.calls, "problem": None,
-                                "round_s": outcome.round_s, "log_ratios": outcome.log_ratios} for outcome in outcomes()}
+    saved = releases.saved_form(outcomes())
     saved["tf1_callable-cpu-n1000"] = {"steps": 0, "calls": 1, "problem": "error on TF new: broken install",
                                        "round_s": {}, "log_ratios": {}}
     (tmp_path / "passes.json").write_text(json.dumps({"versions": [{"label": label} for label in LABELS],

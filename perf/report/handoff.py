@@ -20,8 +20,7 @@ class HandoffError(Exception):
 
 @dataclass(frozen=True)
 class Handoff:
-    folder: Path
-    study: dict  # handoff.json as written
+    study: dict  # handoff.json as written; its folder is where the study wrote it
 
     def at(self, n: int) -> tuple[Interval, Interval, Interval] | None:
         """(hand-off, free step, one-CPU step) of a tf1_feed_dict step at n, µs with their intervals; None where the
@@ -56,7 +55,7 @@ def read_handoff(folder: Path) -> Handoff:
                     for size in study["sizes"].values())):
         raise HandoffError(f"{path} is not the hand-off study's {FILE} (it needs {', '.join(KEYS)}, and "
                            f"{', '.join(FIGURES)} for each size)")
-    return Handoff(folder, study)
+    return Handoff(study)
 
 
 def well_formed(figure) -> bool:

@@ -76,6 +76,6 @@ DECOMPOSITION_NOTE = (f"Each part is a difference of two solvers' µs per step (
                       f"{analysis.REFERENCE_SOLVER}'s µs per step), taken in each worker process between the two "
                       "trials it ran: the mean over the processes with its Student t interval (where fewer "
                       "than two processes ran both: the two intervals end to end, which cover with at least the "
-                      "product of their coverages). The parts do not add up to the whole: what the loss fetch costs depends on "
-                      "whether the data is fed, so the remainder is exactly the loss fetch on constant data less the "
+                      "product of their coverages). The parts do not add up to the whole: what the loss fetch "
+                      "costs depends on whether the data is fed, so the remainder is exactly the loss fetch on constant data less the "
                       "loss fetch on fed data; the two rows in brackets measure those two parts the other way round.")

@@ -114,8 +114,8 @@ def report_figures(found: dict, saved: dict, folder: Path) -> dict:
         return interval and list(interval)
 
     return {"study": "perf.research.handoff", "folder": str(folder),
-            **{key: saved[key] for key in ("command", "date", "cpu", "commit")},
-            "one_cpu": saved["one_cpu"], "confidence": RELEASE_CONFIDENCE, "mechanism": MECHANISM,
+            **{key: saved[key] for key in ("command", "date", "cpu", "commit", "one_cpu")},
+            "confidence": RELEASE_CONFIDENCE, "mechanism": MECHANISM,
             "sizes": {str(n): {"solver": WHOLE_STEP, "handoff_us": kept(here["benchmarks"][WHOLE_STEP]["handoff"]),
                                "free_us": kept(here["benchmarks"][WHOLE_STEP][FREE]),
                                "one_cpu_us": kept(here["benchmarks"][WHOLE_STEP][ONE_CPU])}
