@@ -15,7 +15,8 @@ from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURE
 from perf.measure import cpus, environment, gpu
 from perf.measure.benchmark import Measurement
 from perf.measure.pool import Pool
-from perf.measure.profiles import DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, shrink_factor
+from perf.measure.profiles import (DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, seconds_argument,
+                                   shrink_factor)
 from perf.measure.schedule import Schedule
 from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
@@ -38,6 +39,12 @@ def pytest_addoption(parser):
     group.addoption("--cpu-affinity", type=cpus.affinity_argument, default=(), metavar="LIST",
                     help="the CPUs every worker process is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: "
                          "free, as the seed ran); recorded, and runs of two settings are never compared")
+    group.addoption("--budget", type=seconds_argument, metavar="SECONDS",
+                    help="after the profile's trials, benchmarks not yet precise enough to call the comparison's "
+                         "threshold (--fail-on-slower, default 10%%) get more, in passes of fresh workers; none starts "
+                         "after this many seconds of passes (default: the profile's, " + ", ".join(
+                             f"{name} {profile.budget_s:.0f}" for name, profile in PROFILES.items())
+                         + "; 0: the profile's trials only)")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),
                     help="comma-separated solver names (default: all)")
     group.addoption("--devices", help="comma-separated devices, cpu and/or gpu (default: each where it can run; one "
@@ -130,12 +137,18 @@ def schedule(request, profile):
     config = request.config
     with Pool(profile.trials, config.getoption("threads"), selected(config, "solvers", solvers.REGISTRY),
               config.getoption("cpu_affinity")) as pool:
-        planned = Schedule(pool, profile, config.stash[ORDER_SEED])
+        planned = Schedule(pool, profile, config.stash[ORDER_SEED], comparison_threshold(config),
+                           config.getoption("budget"))
         if not timing_refused(config) and not config.getoption("benchmark_disable"):
             for item in request.session.items:
                 if "measurement" in item.fixturenames and skip_reason(item) is None:
                     planned.add(item.nodeid, *planned_by(item, profile))
         yield planned
+
+
+def comparison_threshold(config) -> float:
+    """The change a comparison of this run must call: --fail-on-slower's, else the verdicts' default."""
+    return config.getoption("fail_on_slower") or DEFAULT_THRESHOLD
 
 
 def planned_by(item, profile):
@@ -180,13 +193,17 @@ def skip_reason(item) -> str | None:
 
 def pytest_report_header(config):
     name, shrink = config.getoption("profile"), shrink_factor()
+    profile = profile_named(name)
+    budget_s = profile.budget_s if config.getoption("budget") is None else config.getoption("budget")
+    more = (f", and more within {budget_s:.3g} s of passes where they cannot yet call "
+            f"{comparison_threshold(config):.0%}" if budget_s else "")
+    affinity = cpus.affinity_setting(config.getoption("cpu_affinity"))
     if shrink != 1:
         return [f"fssgd-bench: profile {name} SHRUNK {shrink:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's "
-                f"figures; {cpus.affinity_setting(config.getoption('cpu_affinity'))})"]
-    profile = PROFILES[name]
-    return [f"fssgd-bench: profile {name}, {profile.trials} trials a benchmark, each in a worker process of its own "
-            f"(--threads {environment.threads_setting(config.getoption('threads'))}, "
-            f"{cpus.affinity_setting(config.getoption('cpu_affinity'))}); on a terminal, each pass is said as it ends"]
+                f"figures; {affinity}){more}"]
+    return [f"fssgd-bench: profile {name}, {profile.trials} trials a benchmark{more}, each in a worker process of its "
+            f"own (--threads {environment.threads_setting(config.getoption('threads'))}, {affinity}); on a terminal, "
+            f"each pass is said as it ends"]
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):
@@ -267,7 +284,7 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> No
         saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
         try:
             found = compare.comparison(read_run(saved), str(path), described(config),
-                                       benchmarks, fail_on_slower or DEFAULT_THRESHOLD, devices or (),
+                                       benchmarks, comparison_threshold(config), devices or (),
                                        config.getoption("allow_unavailable_devices"))
         except RunError as error:
             found = compare.Comparison([], [], f"cannot read {saved} again to compare with it: {error}")

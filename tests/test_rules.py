@@ -86,3 +86,16 @@ def test_noisy_runs_cannot_tell_and_say_what_slowdown_they_could_have_called():
     extra = detectable / 1.3
     assert verdict_of(then, [ratio * extra * 1.01 for ratio in now]) == "slower"
     assert verdict_of(then, [ratio * extra * 0.99 for ratio in now]) == "can't tell"
+
+
+def test_trials_are_precise_enough_once_an_identical_run_would_be_unchanged_at_half_the_threshold():
+    from perf.judge.rules import precise_enough
+
+    steady = [1.0, 1.01, 0.99, 1.0, 1.005, 0.995, 1.0]
+    assert precise_enough(steady, DEFAULT_THRESHOLD)
+    # Within the whole threshold of an identical run, not within half of it: not yet.
+    scattered = [1.0, 1.08, 0.93, 1.0, 1.06, 0.95, 1.02]
+    assert change_verdict(scattered, scattered, DEFAULT_THRESHOLD)[1] == "unchanged"
+    assert not precise_enough(scattered, DEFAULT_THRESHOLD)
+    assert precise_enough(scattered, 2 * DEFAULT_THRESHOLD)
+    assert not precise_enough([1.0], DEFAULT_THRESHOLD)  # one trial has no spread to judge

@@ -1,14 +1,17 @@
 """The run's trials in passes, on fake workers: pass i gives every benchmark its trial i on worker i, in a shuffled
-order, so that each benchmark's trials spread over the whole run; a benchmark that fails stops, the others go on."""
+order, so that each benchmark's trials spread over the whole run; a benchmark that fails stops, the others go on;
+past the profile's passes, fresh workers take more trials of the benchmarks not yet precise enough, within a budget."""
 
+import itertools
 from types import SimpleNamespace
 
 import pytest
 
 import solvers
-from perf.measure import progress
+from perf.judge.rules import precise_enough
+from perf.measure import progress, schedule as schedule_module
 from perf.measure.profiles import Profile
-from perf.measure.schedule import Plan, Schedule
+from perf.measure.schedule import BUDGET_SPENT, MAX_TRIALS, MOST_TRIALS, PRECISE, Plan, Schedule
 from perf.measure.worker import WorkerStopped
 
 PROFILE = Profile(sizes=(1_000,), steps=100, trials=4, rounds_per_trial=2)
@@ -17,8 +20,9 @@ PROFILE = Profile(sizes=(1_000,), steps=100, trials=4, rounds_per_trial=2)
 class FakeWorker:
     """Answers like perf/measure/worker.py, every round 0.01 s; log gets (worker, solver) for each trial opened."""
 
-    def __init__(self, index, log, failing=(), stopping=()):
+    def __init__(self, index, log, failing=(), stopping=(), noisy=None):
         self.index, self.log, self.failing, self.stopping = index, log, failing, stopping
+        self.noisy = noisy or {}  # solver -> its round time in worker index, where it is not 0.01 s
         self.process = SimpleNamespace(pid=1000 + index)
 
     def ask(self, request):
@@ -31,13 +35,23 @@ class FakeWorker:
                 return {"error": "wrong answer: w = 2 (expected 1)", "kind": "wrong answer"}
             return {"setup_s": 0.1, "first_run_s": 0.01}
         if request["op"] == "round":
-            return {"round_s": 0.01, "reference_round_s": 0.02} if request.get("reference") else {"round_s": 0.01}
+            round_s = self.noisy[self.solver](self.index) if self.solver in self.noisy else 0.01
+            return {"round_s": round_s, "reference_round_s": 0.02} if request.get("reference") else {"round_s": round_s}
         return {"closed": True, "fit": {"w": 1.0, "b": 2.0, "loss": 3.0, "iterations": 100}}
 
 
-def scheduled(log, names, seed=3, **options):
-    pool = [FakeWorker(index, log, **options) for index in range(PROFILE.trials)]
-    schedule = Schedule(pool, PROFILE, seed)
+class FakePool:
+    """Worker index on first use, as perf/measure/pool.py gives them: past the profile's trials, a fresh one a pass."""
+
+    def __init__(self, log, **options):
+        self.log, self.options, self.workers = log, options, {}
+
+    def __getitem__(self, index):
+        return self.workers.setdefault(index, FakeWorker(index, self.log, **self.options))
+
+
+def scheduled(log, names, seed=3, budget_s=0.0, **options):
+    schedule = Schedule(FakePool(log, **options), PROFILE, seed, budget_s=budget_s)
     for name in names:
         schedule.add(f"test_fssgd[{name}]", solvers.get(name), "cpu", Plan(1_000, 100, paired=True))
     return schedule
@@ -92,12 +106,88 @@ def test_it_runs_once_and_a_terminal_hears_of_each_pass():
 
 def test_a_study_keeps_its_step_count_under_a_round_budget():
     budget = Profile(sizes=(1_000,), steps=100_000, trials=1, rounds_per_trial=1, max_round_s=1e-6)
-    schedule = Schedule([FakeWorker(0, [])], budget, 0)
+    schedule = Schedule(FakePool([]), budget, 0)
     schedule.add("study", solvers.get("numpy_lean"), "cpu", Plan(1_000, 100_000, study={"figure": "sweep"}))
     schedule.add("fssgd", solvers.get("numpy_lean"), "cpu", Plan(1_000, 100_000, paired=True))
     schedule.run()
     assert schedule.benchmarks["study"].steps == 100_000
     assert schedule.benchmarks["fssgd"].steps == budget.probe_steps  # no round of more fits the budget
+
+
+# Worker index's round: 0.01 s to 60% more, ten levels in turn; trials this scattered are not precise enough to call
+# 10% within MAX_TRIALS.
+SCATTERED = lambda index: 0.01 * (1 + 0.6 * (index * 7 % 10) / 9)  # noqa: E731
+# Scattered over the profile's four trials, then steady: precise once enough steady trials outweigh the first ones.
+SETTLING = lambda index: SCATTERED(index) if index < PROFILE.trials else 0.01  # noqa: E731
+
+
+def trials_of(schedule, name):
+    return schedule.benchmarks[f"test_fssgd[{name}]"]
+
+
+def test_past_the_profiles_trials_only_the_imprecise_benchmarks_get_more_each_on_a_fresh_worker():
+    log = []
+    schedule = scheduled(log, ["numpy_loop", "numpy_lean", "numpy_affine_limit"], budget_s=3600,
+                         noisy={"numpy_lean": SETTLING})
+    schedule.run()
+    lean, steady, reference = (trials_of(schedule, name) for name in ("numpy_lean", "numpy_affine_limit", "numpy_loop"))
+    assert len(steady.measured.trials) == len(reference.measured.trials) == PROFILE.trials
+    assert steady.stopped == PRECISE and reference.stopped is None  # the reference is not judged: no ratio to it
+    assert PROFILE.trials < len(lean.measured.trials) < MAX_TRIALS and lean.stopped == PRECISE
+    assert precise_enough(lean.measured.trial_ratios(), schedule.threshold)
+    assert not precise_enough(lean.measured.trial_ratios()[:-1], schedule.threshold)  # it stopped at the first
+    # Each trial past the profile's in a worker of its own, which timed nothing else.
+    extra = [(worker, solver) for worker, solver in log if worker >= PROFILE.trials]
+    assert extra == [(index, "numpy_lean") for index in range(PROFILE.trials, len(lean.measured.trials))]
+    assert len(set(trial.process for trial in lean.measured.trials)) == len(lean.measured.trials)
+
+
+def test_a_budget_of_zero_takes_the_profiles_trials_and_says_which_were_not_precise_enough():
+    heard, log = [], []
+    schedule = scheduled(log, ["numpy_loop", "numpy_lean", "numpy_affine_limit"], noisy={"numpy_lean": SCATTERED})
+    with progress.reporting(heard.append):
+        schedule.run()
+    assert all(worker < PROFILE.trials for worker, _ in log)
+    assert trials_of(schedule, "numpy_lean").stopped == BUDGET_SPENT
+    assert trials_of(schedule, "numpy_affine_limit").stopped == PRECISE
+    assert heard[-1] == ("1 benchmark still not precise enough to call 10% when the 0 s budget ended "
+                         "(numpy_lean cpu n=1,000)")
+
+
+def test_no_pass_starts_once_the_budget_is_spent(monkeypatch):
+    clock = itertools.count(step=10.0)  # every reading of the clock 10 s after the one before
+    monkeypatch.setattr(schedule_module.time, "perf_counter", lambda: next(clock))
+    heard, log = [], []
+    schedule = scheduled(log, ["numpy_loop", "numpy_lean"], budget_s=200, noisy={"numpy_lean": SCATTERED})
+    with progress.reporting(heard.append):
+        schedule.run()
+    lean = trials_of(schedule, "numpy_lean")
+    assert PROFILE.trials < len(lean.measured.trials) < MAX_TRIALS and lean.stopped == BUDGET_SPENT
+    assert any(line.startswith(f"pass {PROFILE.trials + 1}: a trial more of 1 benchmark not yet precise enough to "
+                               f"call 10% (numpy_lean cpu n=1,000); ") for line in heard)
+    assert "when the 200 s budget ended" in heard[-1]
+
+
+def test_a_benchmark_never_precise_enough_stops_at_the_most_trials():
+    log = []
+    schedule = scheduled(log, ["numpy_loop", "numpy_lean"], budget_s=3600, noisy={"numpy_lean": SCATTERED})
+    schedule.run()
+    lean = trials_of(schedule, "numpy_lean")
+    assert len(lean.measured.trials) == MAX_TRIALS and lean.stopped == MOST_TRIALS
+
+
+def test_a_benchmark_that_fails_in_a_pass_past_the_profiles_stops_there():
+    log = []
+
+    def failing_late(index):
+        if index >= PROFILE.trials + 1:
+            raise WorkerStopped("the worker process of the suite, this tree, stopped:\n    Killed")
+        return SCATTERED(index)
+
+    schedule = scheduled(log, ["numpy_loop", "numpy_lean"], budget_s=3600, noisy={"numpy_lean": failing_late})
+    schedule.run()
+    lean = trials_of(schedule, "numpy_lean")
+    assert isinstance(lean.failure, WorkerStopped) and len(lean.measured.trials) == PROFILE.trials + 1
 
 
 @pytest.fixture(autouse=True)

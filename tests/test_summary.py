@@ -106,3 +106,21 @@ def test_a_run_slowed_on_purpose_says_so(monkeypatch):
     assert "SLOWED" not in summary.setting(environment.describe("quick"))
     monkeypatch.setenv(SLOWDOWN_VARIABLE, "*=1.1")
     assert summary.setting(environment.describe("quick")).endswith(f"SLOWED on purpose by {SLOWDOWN_VARIABLE}=*=1.1 (test tooling)")
+
+
+def test_the_answer_says_which_benchmarks_took_more_trials_and_which_were_still_imprecise():
+    run = paired_run()
+    for entry in run:
+        if entry["extra_info"]["solver"] != "numpy_loop":
+            entry["extra_info"]["trials_stopped"] = "precise"
+    assert summary.summary_lines(run, SETTING)[-1] == "Trials: 5 a benchmark, none more."
+    slow = [entry for entry in run if entry["extra_info"]["solver"] == "tf1_feed_dict"]
+    slow[0]["extra_info"].update(benchmark_entry("tf1_feed_dict", "cpu", 1_000, 300.0, iterations=100, ratio=30.0,
+                                                 trials=12)["extra_info"], trials_stopped="budget")
+    slow[1]["extra_info"].update(trials=9, trials_stopped="precise")
+    assert summary.summary_lines(run, SETTING)[-1] == (
+        "Trials: 5 a benchmark; 2 of 10 took more (up to 12) until precise enough to call a change; 1 still not "
+        "precise enough when they stopped (tf1_feed_dict-cpu-n1000): a comparison may not tell their change; "
+        "--budget gives them more time.")
+    # A run made without a budget's record (before it, or --benchmark-disable) says nothing of it.
+    assert not summary.summary_lines(paired_run(), SETTING)[-1].startswith("Trials:")

@@ -40,7 +40,7 @@ from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURE
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import cpus
 from perf.measure.environment import threads_argument
-from perf.measure.profiles import PROFILES
+from perf.measure.profiles import PROFILES, seconds_argument
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
 from solvers import DEVICES
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
                              "instead of NOT MEASURED: for a CPU-only runner in a CPU and GPU matrix")
     parser.add_argument("--sizes", help=f"comma-separated sizes n, among the suite's ({','.join(map(str, SIZES))}) "
                                         f"(default: {','.join(map(str, GATE_PROFILE.sizes))})")
-    parser.add_argument("--budget", type=float, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
+    parser.add_argument("--budget", type=seconds_argument, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
                              f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
                              f"(default: {stages.DEFAULT_BUDGET_S:.0f})")

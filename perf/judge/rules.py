@@ -126,3 +126,16 @@ def change_verdict(then: list[float], now: list[float], threshold: float) -> tup
     # reach below its estimate.
     reach = log_shift.value - log_shift.low
     return change, verdict, math.exp(limit + reach) if verdict == "can't tell" else None
+
+
+def precise_enough(ratios: list[float], threshold: float) -> bool:
+    """Whether one run's trial ratios are precise enough for the comparison to call a change of threshold: compared
+    by change_verdict with an identical run like them (themselves), they are UNCHANGED at half the threshold.
+
+    Why half: the comparison with a real second run spends the threshold twice, on its interval's reach and on how far
+    its estimate lands from the true change (about the interval's reach / 2.6 at 99%, per side). Two identical runs
+    each precise to half the threshold are called UNCHANGED, and a slowdown of 1.25x at 10% SLOWER, with that much
+    room to spare; at the whole threshold, an identical pair stopped there would be called UNCHANGED about half the
+    time. A run takes more trials until this holds (perf/measure/schedule.py), so its verdict's rule is this one.
+    """
+    return len(ratios) >= 2 and change_verdict(ratios, ratios, threshold / 2)[1] == "unchanged"

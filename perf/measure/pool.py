@@ -1,5 +1,6 @@
 """The suite's worker processes: one per trial index, started together before the first timed benchmark, kept for the
-session, each importing every selected solver first so that no benchmark is timed in another process state."""
+session, each importing every selected solver first so that no benchmark is timed in another process state; past the
+profile's trials, one fresh worker a pass."""
 
 import os
 import sys
@@ -22,8 +23,11 @@ class Pool:
         self.version = Version("suite", "this tree", ROOT, sys.executable,
                                ((SLOWDOWN_VARIABLE, slowdown),) if slowdown else ())
         self.workers: list[Worker | None] = [None] * size
+        self.extra_worker: tuple[int, Worker] | None = None  # (pass index, its worker), past the profile's trials
 
     def __getitem__(self, index: int) -> Worker:
+        if index >= self.size:
+            return self.extra(index)
         if self.workers[index] is None or self.workers[index].process.poll() is not None:
             stopped = [slot for slot, worker in enumerate(self.workers) if worker is None or worker.process.poll() is not None]
             for slot in stopped:
@@ -34,11 +38,22 @@ class Pool:
                 self.workers[slot].ask({"op": "solvers", "only": []})
         return self.workers[index]
 
+    def extra(self, index: int) -> Worker:
+        """The worker of a pass past the profile's trials (perf/measure/schedule.py): a fresh process for that pass
+        alone, which imports every selected solver as the others did before any round is timed; the previous extra
+        pass's is closed first."""
+        if self.extra_worker is None or self.extra_worker[0] != index or self.extra_worker[1].process.poll() is not None:
+            if self.extra_worker is not None:
+                self.extra_worker[1].close()
+            self.extra_worker = index, Worker(self.version, self.threads, self.preload, self.affinity)
+            self.extra_worker[1].ask({"op": "solvers", "only": []})
+        return self.extra_worker[1]
+
     def close(self):
-        for worker in self.workers:
+        for worker in self.workers + [self.extra_worker and self.extra_worker[1]]:
             if worker is not None:
                 worker.close()
-        self.workers = [None] * self.size
+        self.workers, self.extra_worker = [None] * self.size, None
 
     def __enter__(self):
         return self

@@ -1,5 +1,7 @@
 """Benchmark profiles: which sizes, how many steps, trials and rounds; chosen with --profile."""
 
+import argparse
+import math
 import os
 from dataclasses import dataclass, replace
 
@@ -29,6 +31,10 @@ class Profile:
     probe_steps: int = 1_000
     # 1, or how many times shorter FSSGD_SHRINK made this profile (test tooling).
     shrink: int = 1
+    # No pass starts after this many seconds of passes, once the profile's trials are taken; until then, the paired
+    # benchmarks not yet precise enough to call the comparison's threshold get more (perf/measure/schedule.py).
+    # --budget sets it; 0: the profile's trials and no more.
+    budget_s: float = 0.0
 
     def steps_at(self, n: int) -> int:
         if self.max_sample_steps is None:
@@ -46,15 +52,18 @@ class Profile:
 
         return replace(self, steps=fewer(self.steps), max_sample_steps=fewer(self.max_sample_steps),
                        probe_steps=fewer(self.probe_steps), max_round_s=self.max_round_s and self.max_round_s / factor,
-                       shrink=self.shrink * factor)
+                       budget_s=self.budget_s / factor, shrink=self.shrink * factor)
 
 
 PROFILES = {
     # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100.
-    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7),
+    # Its budget keeps a run within about four minutes (docs/results/README.md#wall-times).
+    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7,
+                     budget_s=200.0),
     # The n-sweep the report fits t = α + β·n to. Capped like quick, at 1e8: 100 steps at n = 1e6, where a step costs
     # milliseconds and a round of 1,000 took tens of seconds; below that every size runs all 1,000 (wall time and why
-    # the cap keeps the fit: docs/results/README.md#wall-times).
+    # the cap keeps the fit: docs/results/README.md#wall-times). No budget: its five trials give the report's
+    # intervals, and its passes take minutes each; comparisons are the quick profile's.
     "full": Profile(sizes=(100, 1_000, 10_000, 100_000, 1_000_000), steps=1_000, trials=5, rounds_per_trial=5,
                     max_sample_steps=10**8),
     # The original question itself: its two programs and the in-graph loops run all 1e5 steps (a tf1_feed_dict
@@ -84,3 +93,14 @@ def shrink_factor(text: str | None = None) -> int:
 def profile_named(name: str) -> Profile:
     """The profile --profile names, shrunk where FSSGD_SHRINK says."""
     return PROFILES[name].shrunk(shrink_factor())
+
+
+def seconds_argument(text: str) -> float:
+    """A budget in seconds, for --budget (the suite's and the gate's): a finite number of 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, e.g. 120, got {text!r}")
+    return value

@@ -40,3 +40,18 @@ def round_done(label: str, done: int, rounds: int, round_s: float) -> None:
 def pass_done(done: int, passes: int, benchmarks: int, seconds: float) -> None:
     """A pass, every benchmark's next trial: said whatever its rounds took, since the first test waits for them all."""
     say(f"pass {done} of {passes}: a trial of each of {benchmarks} benchmark{'s' * (benchmarks != 1)} in {seconds:.0f} s")
+
+
+def listed(labels: list[str], most: int = 3) -> str:
+    return ", ".join(labels[:most]) + (f" and {len(labels) - most} more" if len(labels) > most else "")
+
+
+def more_trials(done: int, labels: list[str], threshold: float, spent_s: float, budget_s: float) -> None:
+    """A pass past the profile's, for the benchmarks whose trials could not yet call the comparison's threshold."""
+    say(f"pass {done}: a trial more of {len(labels)} benchmark{'s' * (len(labels) != 1)} not yet precise enough to "
+        f"call {threshold:.0%} ({listed(labels)}); {spent_s:.0f} s of the {budget_s:.0f} s budget")
+
+
+def imprecise_left(labels: list[str], threshold: float, when: str) -> None:
+    say(f"{len(labels)} benchmark{'s' * (len(labels) != 1)} still not precise enough to call {threshold:.0%} {when} "
+        f"({listed(labels)})")

@@ -1,17 +1,28 @@
 """The run's trials in passes, as the gate takes them: pass i gives every benchmark its trial i on worker i, in an
-order shuffled anew each pass, so that a benchmark's trials spread over the whole run.
+order shuffled anew each pass, so that a benchmark's trials spread over the whole run. After the profile's passes,
+more passes of fresh workers for the benchmarks still too imprecise to call the comparison's threshold, within a
+budget.
 
 Why passes. Taken one benchmark after another, a benchmark's trials all fell within seconds of each other, inside
 one spell of the machine; longer spells moved a TensorFlow benchmark's ratio to numpy_loop between identical runs
 far more than its trials disagreed within a run (figures: docs/measurement.md, "Passes"). Spread over
 the run, the trials sample as many spells as processes, and the interval between them holds both.
+
+Why more passes where the noise is. Two identical processes settle at levels several percent apart while rounds inside
+each agree closely, so a benchmark's precision is bought in processes, and how many it needs depends on the instance
+and the benchmark: a fixed count is too few on a noisy one and too many on a quiet one. A benchmark stops once its
+trials are precise enough for the comparison's own rule (perf.judge.rules.precise_enough), as the gate's stop once
+decided; the noisiest get the time the others leave.
 """
 
+import itertools
 import math
 import random
 import time
 from dataclasses import dataclass, field
 
+from perf.judge.outcome import DEFAULT_THRESHOLD
+from perf.judge.rules import precise_enough
 from perf.measure import TIMING_REFERENCE, progress
 from perf.measure.solver_runs import prepared, round_plan
 from perf.measure.trials import Measured, TrialError
@@ -21,6 +32,12 @@ from solvers.problem import seed_problem
 # Caps the timing reference's n × steps: at n = 1e6 its rounds of 1,000 steps would take seconds, beside every round.
 # Its per-call cost is about half a step, so even the 100 steps left there keep it a per-step figure.
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
+# The most trials a benchmark takes, as the gate's most passes (perf/gate/stages.py).
+MAX_TRIALS = 40
+# Why a benchmark's trials stopped (extra_info["trials_stopped"]): precise enough for the comparison's threshold, or
+# not yet when the budget ended, or at MAX_TRIALS. An unpaired benchmark (the timing reference, a study's) takes the
+# profile's trials: the comparison judges no ratio of it.
+PRECISE, BUDGET_SPENT, MOST_TRIALS = "precise", "budget", "max_trials"
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,7 @@ class Scheduled:
     plan: Plan
     measured: Measured | None = None
     failure: Exception | None = None
+    stopped: str | None = None  # why its trials stopped, where they were taken until precise: PRECISE, ...
 
     @property
     def label(self) -> str:
@@ -83,10 +101,14 @@ def steps_within_budget(solver, device, plan: Plan, profile) -> int:
 
 
 class Schedule:
-    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run()."""
+    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run(): the
+    profile's passes, then passes for the paired benchmarks not yet precise enough to call a change of threshold,
+    none started after budget_s seconds of passes (default: the profile's), each on a fresh worker (pool[index] past
+    the profile's trials)."""
 
-    def __init__(self, pool, profile, seed: int):
-        self.pool, self.profile, self.seed = pool, profile, seed
+    def __init__(self, pool, profile, seed: int, threshold: float = DEFAULT_THRESHOLD, budget_s: float | None = None):
+        self.pool, self.profile, self.seed, self.threshold = pool, profile, seed, threshold
+        self.budget_s = profile.budget_s if budget_s is None else budget_s
         self.benchmarks: dict[str, Scheduled] = {}
         self.done = False
 
@@ -95,21 +117,61 @@ class Schedule:
 
     def run(self) -> None:
         """Every benchmark's rounds sized (under a round budget, fewer steps), then every pass: each benchmark that
-        has not failed gets its next trial, on the pass's worker."""
+        has not failed gets its next trial, on the pass's worker; then the passes until each is precise enough."""
         if self.done:
             return
         self.done, rng = True, random.Random(self.seed)
         for scheduled in self.benchmarks.values():
             self.prepare(scheduled)
+        began = time.perf_counter()
         for index in range(self.profile.trials):
-            began = time.perf_counter()
-            going = [scheduled for scheduled in self.benchmarks.values() if scheduled.failure is None]
-            for scheduled in rng.sample(going, len(going)):
-                try:
-                    scheduled.measured.trial(self.pool[index])  # a worker that stopped is replaced first
-                except (TrialError, WorkerStopped) as error:
-                    scheduled.failure = error
-            progress.pass_done(index + 1, self.profile.trials, len(going), time.perf_counter() - began)
+            passed = time.perf_counter()
+            self.timed_pass(index, going := self.going(), rng)
+            progress.pass_done(index + 1, self.profile.trials, len(going), time.perf_counter() - passed)
+        self.until_precise(began, rng)
+
+    def until_precise(self, began: float, rng: random.Random) -> None:
+        """Passes past the profile's, each a trial of every benchmark not yet precise enough, until none is left, or
+        it has MAX_TRIALS, or the passes since began have spent the budget; those left say why they stopped."""
+        for index in itertools.count(self.profile.trials):
+            if not (imprecise := self.imprecise()):
+                return
+            spent_s = time.perf_counter() - began
+            if spent_s > self.budget_s or index >= MAX_TRIALS:
+                over_budget = spent_s > self.budget_s
+                for scheduled in imprecise:
+                    scheduled.stopped = BUDGET_SPENT if over_budget else MOST_TRIALS
+                progress.imprecise_left([scheduled.label for scheduled in imprecise], self.threshold,
+                                        f"when the {self.budget_s:.0f} s budget ended" if over_budget
+                                        else f"after {MAX_TRIALS} trials")
+                return
+            self.timed_pass(index, imprecise, rng)
+            progress.more_trials(index + 1, [scheduled.label for scheduled in imprecise], self.threshold,
+                                 time.perf_counter() - began, self.budget_s)
+
+    def going(self) -> list[Scheduled]:
+        return [scheduled for scheduled in self.benchmarks.values() if scheduled.failure is None]
+
+    def imprecise(self) -> list[Scheduled]:
+        """The paired benchmarks still going whose trials cannot yet call the threshold; the others are marked
+        PRECISE, and take no more."""
+        found = []
+        for scheduled in self.going():
+            if scheduled.stopped or not scheduled.measured.reference_steps:
+                continue
+            if precise_enough(scheduled.measured.trial_ratios(), self.threshold):
+                scheduled.stopped = PRECISE
+            else:
+                found.append(scheduled)
+        return found
+
+    def timed_pass(self, index: int, benchmarks: list[Scheduled], rng: random.Random) -> None:
+        """Trial index of each of benchmarks, on worker index, in a shuffled order; a failure stops its benchmark."""
+        for scheduled in rng.sample(benchmarks, len(benchmarks)):
+            try:
+                scheduled.measured.trial(self.pool[index])  # a worker that stopped is replaced first
+            except (TrialError, WorkerStopped) as error:
+                scheduled.failure = error
 
     def prepare(self, scheduled: Scheduled) -> None:
         solver, device, plan = scheduled.solver, scheduled.device, scheduled.plan

@@ -123,6 +123,14 @@ class Measured:
     def warm_up_each_trial(self) -> bool:
         return self.full_warm_up and self.warm_up
 
+    def trial_ratios(self) -> list[float]:
+        """Per trial, × the timing reference beside it; [] where unpaired."""
+        if not self.reference_steps:
+            return []
+        return paired_ratios([trial.median_s() for trial in self.trials],
+                             [trial.reference_median_s() for trial in self.trials],
+                             self.benchmark["steps"], self.reference_steps)
+
     @property
     def rounds_s(self) -> list[float]:
         return [round_s for trial in self.trials for round_s in trial.rounds_s]
@@ -156,6 +164,13 @@ class Measured:
         self.trials.append(trial)
         self.fit = closed["fit"]
         return trial
+
+
+def paired_ratios(medians_s, reference_medians_s, steps: int, reference_steps: int) -> list[float]:
+    """Each trial's ratio to the timing reference rounds beside it, per step on both sides: what the comparison
+    judges, and what the run takes more trials of until it can (perf/measure/schedule.py)."""
+    return [(median / steps) / (reference / reference_steps)
+            for median, reference in zip(medians_s, reference_medians_s, strict=True)]
 
 
 def asked(worker, request: dict) -> dict:

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from perf.judge.statistics import Interval, median_interval
 from perf.measure import TIMING_REFERENCE, Key
+from perf.measure.trials import paired_ratios
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,7 @@ def trial_ratios(info: dict) -> list[float]:
     medians, beside = info.get("trial_medians_s"), info.get("reference_trial_medians_s")
     if not (medians and beside):
         return []
-    steps, reference_steps = info["iterations"], info.get("reference_iterations", info["iterations"])
-    return [(median / steps) / (reference / reference_steps) for median, reference in zip(medians, beside, strict=True)]
+    return paired_ratios(medians, beside, info["iterations"], info.get("reference_iterations", info["iterations"]))
 
 
 def derived_keys(row: Row) -> dict:

@@ -2,6 +2,8 @@
 
 from perf.measure.cpus import FREE, recorded_affinity
 from perf.measure.profiles import SHRINK_VARIABLE
+from perf.measure.progress import listed
+from perf.measure.schedule import PRECISE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
 from perf.report.rows import rows_of
@@ -37,7 +39,25 @@ def summary_lines(benchmarks: list[dict], setting: str) -> list[str]:
         lines += [""] + device_table(rows, device)
         lines += fewer_steps(rows, device)
         lines += decomposition(rows, device)
-    return lines
+    return lines + more_trials(rows.values())
+
+
+def more_trials(rows) -> list[str]:
+    """Which benchmarks took trials past the profile's, and which were still not precise enough to call the
+    comparison's threshold when they stopped (perf/measure/schedule.py)."""
+    judged = [row for row in rows if row.info.get("trials_stopped")]
+    if not judged:
+        return []
+    fewest = min(row.trials for row in judged)
+    more = [row for row in judged if row.trials > fewest]
+    imprecise = [row.key.name for row in judged if row.info["trials_stopped"] != PRECISE]
+    line = (f"Trials: {fewest} a benchmark; {len(more)} of {len(judged)} took more (up to "
+            f"{max(row.trials for row in more)}) until precise enough to call a change" if more
+            else f"Trials: {fewest} a benchmark, none more")
+    if imprecise:
+        line += (f"; {len(imprecise)} still not precise enough when they stopped ({listed(sorted(imprecise))}): "
+                 f"a comparison may not tell their change; --budget gives them more time")
+    return ["", line + "."]
 
 
 def device_table(rows: dict, device: str) -> list[str]:
