@@ -2,6 +2,7 @@
 skips that say why, the fixtures that time a run, and the hooks that record it and print its answer. One module, as
 perf/ and tests/ take the same options, parametrization and skips, and the hooks read them."""
 
+import functools
 import inspect
 import os
 import random
@@ -18,7 +19,7 @@ from perf.measure.pool import Pool
 from perf.measure.profiles import (DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, seconds_argument,
                                    shrink_factor)
 from perf.measure.schedule import Schedule
-from perf.report import compare, summary
+from perf.report import compare, decide, summary
 from perf.report.rows import derived_keys, rows_of
 from perf.storage import DEFAULT_STORAGE, RunError, StorageError, check_storage, read_run, runs_folder
 from solvers import tensorflow_support
@@ -53,6 +54,11 @@ def pytest_addoption(parser):
                     help="with --benchmark-compare: exit 1 naming each benchmark judged slower than the saved run by "
                          "more than PCT (e.g. 10%%), from each benchmark's ratio to numpy_loop over both runs' "
                          f"trials; without it the verdicts are printed at {DEFAULT_THRESHOLD:.0%}% and nothing fails")
+    group.addoption("--decide", action="store_true",
+                    help="with --benchmark-compare: the rows still CAN'T TELL are handed to the gate (python -m "
+                         "perf.gate) in the same command, the saved run's commit against the working tree, those "
+                         f"benchmarks alone, on a screening budget of {decide.GATE_BUDGET_S} s; its verdicts become "
+                         "theirs (docs/usage.md, Comparing saved runs)")
     group.addoption(ALLOW_UNAVAILABLE, action="store_true",
                     help="with --benchmark-compare: a device named by --devices that nothing could be timed on "
                          "passes, said, instead of leaving the comparison NOT MEASURED")
@@ -88,6 +94,9 @@ def pytest_configure(config):
         raise pytest.UsageError(str(error)) from None
     if config.getoption("fail_on_slower") and not config.getoption("benchmark_compare", None):
         raise pytest.UsageError("--fail-on-slower needs --benchmark-compare: a saved run to compare this one with")
+    if config.getoption("decide") and not config.getoption("benchmark_compare", None):
+        raise pytest.UsageError("--decide needs --benchmark-compare: the gate decides the rows a comparison with a "
+                                "saved run could not tell")
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
     os.environ.update(gpu.memory_settings())  # before any framework here starts on a GPU the workers share
     config.stash[ORDER_SEED] = random.SystemRandom().randrange(2**32)
@@ -276,30 +285,30 @@ def pytest_terminal_summary(terminalreporter, config):
 
 def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> None:
     """This run's verdicts against the saved run pytest-benchmark loaded (by its path), and the run's exit status from
-    them: FAILED on a SLOWER under --fail-on-slower, NOT MEASURED where the comparison could not judge."""
+    them: FAILED on a SLOWER under --fail-on-slower or an error the gate found under --decide, NOT MEASURED where the
+    comparison (or the gate deciding it) could not judge."""
     fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
+    decider = config.getoption("decide") and functools.partial(
+        decide.decided_by_gate, affinity=config.getoption("cpu_affinity"), threads=config.getoption("threads"),
+        say=terminalreporter.write_line)
     endings = []
     for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
         saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
         try:
             found = compare.comparison(read_run(saved), str(path), described(config),
                                        benchmarks, comparison_threshold(config), devices or (),
-                                       config.getoption("allow_unavailable_devices"))
+                                       config.getoption("allow_unavailable_devices"), decide=decider or None)
         except RunError as error:
             found = compare.Comparison([], [], f"cannot read {saved} again to compare with it: {error}")
         write_section(terminalreporter, "fssgd-bench: compared with a saved run",
                       config.stash[STORAGE_WARNINGS] + found.lines)
         endings.append(found)
-    if not endings:
-        return not_measured(config, terminalreporter, "--benchmark-compare: pytest-benchmark loaded no saved run to "
-                                                      "compare with")
-    if why := next((found.not_measured for found in endings if found.not_measured), None):
-        return not_measured(config, terminalreporter, why)
-    if fail_on_slower and (slower := [result for found in endings for result in found.slower]):
-        names = ", ".join(f"{result.key.name} ({result.change.value:.2f}x)" for result in slower)
-        terminalreporter.write_line(f"fssgd-bench: FAILED --fail-on-slower={fail_on_slower:.0%}: slower by more than "
-                                    f"that: {names}", red=True, bold=True)
+    status, reasons = compare.run_ending(endings, fail_on_slower)
+    if status == NOT_MEASURED:
+        return not_measured(config, terminalreporter, reasons[0])
+    for why in reasons:
+        terminalreporter.write_line(f"fssgd-bench: FAILED {why}", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

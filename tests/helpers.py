@@ -1,5 +1,5 @@
-"""What the tests share besides fixtures: the repository's root, runs built as pytest-benchmark writes them, and a
-command run on a pseudo-terminal."""
+"""What the tests share besides fixtures: the repository's root, runs built as pytest-benchmark writes them, two runs'
+benchmarks to compare, and a command run on a pseudo-terminal."""
 
 import json
 import math
@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 
 import numpy as np
+
+from perf.measure import Key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,3 +108,32 @@ def on_a_terminal(command, env) -> str:
         reader.join()
         os.close(controller)
     return b"".join(chunks).decode(errors="replace")
+
+
+# Two runs' benchmarks to compare by their trials' ratios (test_compare.py, test_decide.py) -------------------------
+
+COMPARED_KEY = Key("tf1_while_loop", "cpu", 1000)
+
+
+def info(ratios):
+    """A benchmark's extra_info whose trials have these ratios to the timing reference, each in a process of its own."""
+    return {"iterations": 1000, "reference_iterations": 1000, "trials": len(ratios),
+            "trial_medians_s": [0.02 * ratio for ratio in ratios], "trial_processes": list(range(len(ratios))),
+            "reference_trial_medians_s": [0.02] * len(ratios), "solver": COMPARED_KEY.solver,
+            "device": COMPARED_KEY.device, "n": COMPARED_KEY.n}
+
+
+def spread(center, width=0.02, trials=7):
+    return [center * math.exp(width * (index - trials // 2)) for index in range(trials)]
+
+
+FSSGD = {"cpu_model": "AMD EPYC", "numpy": "2.4.6", "tensorflow": {"distribution": "tensorflow-cpu", "version": "2.21.0"},
+         "threads_setting": "TF default", "onednn_setting": "TF default", "profile": "quick"}
+
+
+def document(benchmarks, fssgd=FSSGD):
+    return {"machine_info": {"fssgd": fssgd}, "benchmarks": benchmarks}
+
+
+def bench(name, extra):
+    return {"name": name, "fullname": f"perf/test_fssgd.py::{name}", "extra_info": extra}

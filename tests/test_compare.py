@@ -2,12 +2,12 @@
 the terminal says first."""
 
 import json
-import math
 import subprocess
 import sys
 
 import pytest
-from helpers import benchmark_entry, result_document, write_run
+from helpers import FSSGD, benchmark_entry, bench, document, info, result_document, spread, write_run
+from helpers import COMPARED_KEY as KEY
 from pytest_benchmark.utils import get_machine_id
 
 from perf.gate.versions import has_commit
@@ -15,19 +15,6 @@ from perf.judge.outcome import NOT_MEASURED
 from perf.measure import Key
 from perf.measure.worker import ROOT
 from perf.report.compare import comparison, compared, environment_line, gate_line
-
-KEY = Key("tf1_while_loop", "cpu", 1000)
-
-
-def info(ratios):
-    """A benchmark's extra_info whose trials have these ratios to the timing reference, each in a process of its own."""
-    return {"iterations": 1000, "reference_iterations": 1000, "trials": len(ratios),
-            "trial_medians_s": [0.02 * ratio for ratio in ratios], "trial_processes": list(range(len(ratios))),
-            "reference_trial_medians_s": [0.02] * len(ratios), "solver": KEY.solver, "device": KEY.device, "n": KEY.n}
-
-
-def spread(center, width=0.02, trials=7):
-    return [center * math.exp(width * (index - trials // 2)) for index in range(trials)]
 
 
 def test_a_benchmark_is_compared_by_the_medians_of_its_trial_ratios_and_the_rules_verdict():
@@ -40,10 +27,6 @@ def test_the_timing_reference_and_untimed_benchmarks_are_not_judged():
     assert compared(Key("numpy_loop", "cpu", 1000), spread(1.0), spread(1.0)) is None
     assert compared(KEY, [], spread(1.0)) is None
     assert compared(KEY, spread(1.0)[:1], spread(1.0)) is None
-
-
-FSSGD = {"cpu_model": "AMD EPYC", "numpy": "2.4.6", "tensorflow": {"distribution": "tensorflow-cpu", "version": "2.21.0"},
-         "threads_setting": "TF default", "onednn_setting": "TF default", "profile": "quick"}
 
 
 def test_the_environment_a_run_records_is_the_same_before_tensorflow_is_imported_and_after():
@@ -64,14 +47,6 @@ def test_a_different_cpu_numpy_gpu_or_thread_setting_is_said_first_in_one_line()
     assert environment_line(FSSGD, other) == ("Not like with like: CPU AMD EPYC then, Intel Xeon now; NumPy 2.4.6 "
                                               "then, 2.3.0 now; GPU none then, NVIDIA H200, 570.86 now; threads TF "
                                               "default then, pinned to 1 now.")
-
-
-def document(benchmarks, fssgd=FSSGD):
-    return {"machine_info": {"fssgd": fssgd}, "benchmarks": benchmarks}
-
-
-def bench(name, extra):
-    return {"name": name, "fullname": f"perf/test_fssgd.py::{name}", "extra_info": extra}
 
 
 def test_the_terminal_lines_name_each_verdict_and_the_slower_ones_come_back():
@@ -163,8 +138,8 @@ def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_ben
            bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})]
     found = comparison(then, "0001_run.json", FSSGD, now, 0.10, commit_here=lambda commit: True)
     assert found.lines[-1] == ("CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the "
-                               "saved run's commit beside the working tree: python -m perf.gate 0123456789 --solvers "
-                               "tf1_while_loop --devices cpu --sizes 1000")
+                               "saved run's commit beside the working tree (--decide runs it): python -m perf.gate "
+                               "0123456789 --benchmarks tf1_while_loop-cpu-n1000")
     assert found.not_measured is None
 
 
@@ -183,13 +158,12 @@ def test_where_no_gate_can_rebuild_the_saved_run_the_line_says_why(commit, here,
     assert gate_line(then, [undecided], 0.10, lambda _: here) == said
 
 
-def test_the_gate_line_names_the_undecided_benchmarks_sizes_and_a_threshold_that_is_not_the_default():
+def test_the_gate_line_names_exactly_the_undecided_benchmarks_and_a_threshold_that_is_not_the_default():
     then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": {"id": "0123456789abcdef", "dirty": False}}
     undecided = [compared(Key("tf1_callable", "gpu", 10_000), spread(1.0, 0.3), spread(1.3, 0.3)),
                  compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))]
     assert gate_line(then, undecided, 0.05, lambda _: True).endswith(
-        "python -m perf.gate 0123456789 --solvers tf1_callable,tf1_while_loop --devices gpu,cpu --sizes 1000,10000 "
-        "--threshold 5%")
+        "python -m perf.gate 0123456789 --benchmarks tf1_callable-gpu-n10000,tf1_while_loop-cpu-n1000 --threshold 5%")
 
 
 def test_this_repositorys_own_commits_can_be_gated_and_a_made_up_one_cannot():
@@ -297,6 +271,13 @@ def test_fail_on_slower_without_a_saved_run_to_compare_with_is_a_usage_error(run
     result = run_perf(*TWO_SOLVERS, "--fail-on-slower=10%", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--fail-on-slower needs --benchmark-compare*"])
+
+
+def test_decide_without_a_saved_run_to_compare_with_is_a_usage_error(run_perf):
+    result = run_perf(*TWO_SOLVERS, "--decide", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--decide needs --benchmark-compare: the gate decides the rows a comparison with a "
+                                 "saved run could not tell*"])
 
 
 def test_a_percentage_that_is_not_one_is_a_usage_error(run_perf):

@@ -1,11 +1,13 @@
 """python -m perf.gate end to end: a gross slowdown fails confirmed, identical versions get ratios, a gate that
 could not measure what it was asked ends NOT MEASURED, and a usage error stops before anything is timed."""
 
+import json
 import os
 
 import pytest
+from gate_fakes import cpu_only, fake_workers_for_every_version
 
-from perf.gate.__main__ import USAGE_ERROR
+from perf.gate.__main__ import USAGE_ERROR, main
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.rules import FALSE_ALARM_RATE
 from perf.measure.environment import onednn_setting
@@ -92,3 +94,42 @@ def test_sizes_the_suite_does_not_benchmark_are_a_usage_error_not_a_traceback(ru
     result, report = run_gate("HEAD", ".", "--sizes", "1000,7")
     assert result.returncode == 2 and report is None and "Traceback" not in result.stderr
     assert "--sizes: '1000,7' is not among the suite's sizes (100,1000,10000,100000,1000000)" in result.stderr
+
+
+# --benchmarks, in-process on fake workers: the selection, and its usage errors before anything is timed -------------
+
+
+def test_benchmarks_names_exactly_those_benchmarks_not_the_cross_product_of_their_solvers_and_sizes(monkeypatch,
+                                                                                                  tmp_path):
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_loop", "numpy_lean"),
+                                             lambda solver, label, index: 1e-4)
+    report = tmp_path / "gate.json"
+    status = main([".", ".", "--benchmarks", "numpy_lean-cpu-n1000,numpy_loop-cpu-n100000", "--passes", "2",
+                   "--no-confirm", "--seed", "1", "--json", str(report)])
+    rows = json.loads(report.read_text())["rows"]
+    assert sorted(row["benchmark"] for row in rows) == ["numpy_lean-cpu-n1000", "numpy_loop-cpu-n100000"]
+    assert status == PASSED and all(row["passes"] == 2 for row in rows)
+    assert started[0][1] == ["numpy_lean", "numpy_loop"]  # the first pass imports only their solvers
+
+
+@pytest.mark.parametrize("option, message", [
+    (("--benchmarks", "numpy_lean-cpu"), "--benchmarks: 'numpy_lean-cpu' is not a benchmark's name, SOLVER-DEVICE-nN"),
+    (("--benchmarks", "numpy_lean-cpu-n7"), "--benchmarks: numpy_lean-cpu-n7 is not on a device of cpu, gpu at one of "
+                                            "the suite's sizes"),
+    (("--benchmarks", "numpy_lean-tpu-n1000"), "--benchmarks: numpy_lean-tpu-n1000 is not on a device of cpu, gpu"),
+    (("--benchmarks", ","), "--benchmarks: ',' names none"),
+    (("--benchmarks", "numpy_lean-cpu-n1000", "--sizes", "1000"), "--benchmarks names each benchmark's solver, "
+                                                                 "device and size: give it without --solvers"),
+])
+def test_benchmarks_not_named_as_the_suite_names_them_are_a_usage_error_before_anything_runs(monkeypatch, capsys,
+                                                                                           option, message):
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), lambda solver, label, index: 1e-4)
+    with pytest.raises(SystemExit) as stopped:
+        main([".", ".", *option])
+    assert stopped.value.code == USAGE_ERROR and message in capsys.readouterr().err and started == []
+
+
+def test_benchmarks_of_a_solver_no_version_has_is_a_usage_error_naming_the_solvers_there_are(monkeypatch, capsys):
+    fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), lambda solver, label, index: 1e-4)
+    assert main([".", ".", "--benchmarks", "numpy_lop-cpu-n1000", "--passes", "2"]) == USAGE_ERROR
+    assert "--solvers: no version has numpy_lop" in capsys.readouterr().err

@@ -12,6 +12,7 @@ to the next; two versions measured side by side need no baseline. A version is
     python -m perf.gate .tox/tf212-cpu/bin/python .tox/tf221-cpu/bin/python
     python -m perf.gate HEAD~1 --solvers numpy_loop,tf1_while_loop --json gate.json
     python -m perf.gate HEAD~5 HEAD --sizes 1000 --budget 150   # CI's drift gate
+    python -m perf.gate HEAD~1 --benchmarks tf1_feed_dict-cpu-n1000,numpy_lean-cpu-n100000   # these alone
 
 Each version runs in worker processes of its own (perf/measure/worker.py: this tree's measurement with
 that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
@@ -38,7 +39,7 @@ from perf.gate.ending import ending, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
-from perf.measure import cpus
+from perf.measure import Key, cpus
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES, seconds_argument
 from perf.measure.trials import SLOWDOWN_VARIABLE
@@ -78,18 +79,59 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
     return "\n".join(lines)
 
 
+def listed_devices(parser, text: str) -> list[str]:
+    devices = [device.strip() for device in text.split(",") if device.strip()]
+    if not devices or set(devices) - set(DEVICES):
+        parser.error(f"--devices: {text!r} is not a list of {', '.join(DEVICES)}")
+    return devices
+
+
+def sized_profile(parser, text: str | None):
+    """The gate's profile at the sizes --sizes names (default: its own)."""
+    if not text:
+        return GATE_PROFILE
+    try:
+        sizes = tuple(int(size) for size in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or not set(sizes) <= set(SIZES):
+        parser.error(f"--sizes: {text!r} is not among the suite's sizes ({','.join(map(str, SIZES))})")
+    return replace(GATE_PROFILE, sizes=sizes)
+
+
+def listed_benchmarks(parser, options) -> list[Key]:
+    """The Keys --benchmarks names, each a device and size the gate knows; their solvers are checked by the versions
+    themselves, as --solvers' are."""
+    if options.solvers or options.devices or options.sizes:
+        parser.error("--benchmarks names each benchmark's solver, device and size: give it without --solvers, "
+                     "--devices and --sizes")
+    try:
+        keys = [Key.named(name.strip()) for name in options.benchmarks.split(",") if name.strip()]
+    except ValueError as error:
+        parser.error(f"--benchmarks: {error}")
+    if not keys:
+        parser.error(f"--benchmarks: {options.benchmarks!r} names none")
+    for key in keys:
+        if key.device not in DEVICES or key.n not in SIZES:
+            parser.error(f"--benchmarks: {key.name} is not on a device of {', '.join(DEVICES)} at one of the suite's "
+                         f"sizes ({','.join(map(str, SIZES))})")
+    return list(dict.fromkeys(keys))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.gate", description=__doc__.splitlines()[0])
     parser.add_argument("baseline", help="git revision, '.', or a Python interpreter")
     parser.add_argument("candidate", nargs="?", default=".", help="the same kinds (default: '.', the working tree)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
-    parser.add_argument("--devices", default="cpu", help=f"comma-separated devices, of {','.join(DEVICES)} "
-                                                         f"(default: cpu)")
+    parser.add_argument("--devices", help=f"comma-separated devices, of {','.join(DEVICES)} (default: cpu)")
     parser.add_argument(ALLOW_UNAVAILABLE, action="store_true",
                         help="a device that nothing could be timed on (no GPU visible) passes, said in the report, "
                              "instead of NOT MEASURED: for a CPU-only runner in a CPU and GPU matrix")
     parser.add_argument("--sizes", help=f"comma-separated sizes n, among the suite's ({','.join(map(str, SIZES))}) "
                                         f"(default: {','.join(map(str, GATE_PROFILE.sizes))})")
+    parser.add_argument("--benchmarks", metavar="NAMES",
+                        help="exactly these benchmarks, comma-separated, as SOLVER-DEVICE-nN "
+                             "(tf1_feed_dict-cpu-n1000), instead of --solvers, --devices and --sizes")
     parser.add_argument("--budget", type=seconds_argument, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
                              f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
@@ -116,19 +158,15 @@ def main(argv=None) -> int:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:
         parser.error("--passes must be at least 2")
-    devices = [device.strip() for device in options.devices.split(",") if device.strip()]
-    if not devices or set(devices) - set(DEVICES):
-        parser.error(f"--devices: {options.devices!r} is not a list of {', '.join(DEVICES)}")
+    if options.benchmarks:
+        only = listed_benchmarks(parser, options)
+        solvers = list(dict.fromkeys(key.solver for key in only))
+        devices = list(dict.fromkeys(key.device for key in only))
+        profile = replace(GATE_PROFILE, sizes=tuple(sorted({key.n for key in only})))
+    else:
+        only, solvers = None, options.solvers.split(",") if options.solvers else None
+        devices, profile = listed_devices(parser, options.devices or "cpu"), sized_profile(parser, options.sizes)
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
-    profile = GATE_PROFILE
-    if options.sizes:
-        try:
-            sizes = tuple(int(size) for size in options.sizes.split(","))
-        except ValueError:
-            sizes = ()
-        if not sizes or not set(sizes) <= set(SIZES):
-            parser.error(f"--sizes: {options.sizes!r} is not among the suite's sizes ({','.join(map(str, SIZES))})")
-        profile = replace(profile, sizes=sizes)
     say = lambda text: print(f"gate: {text}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"seed {seed} (--seed {seed} replays it)")
     try:
@@ -138,9 +176,8 @@ def main(argv=None) -> int:
             if options.candidate_slowdown:
                 candidate = candidate.with_env(**{SLOWDOWN_VARIABLE: options.candidate_slowdown})
             versions = [baseline, candidate]
-            solvers = options.solvers.split(",") if options.solvers else None
             screen = stages.screening(options.threshold, options.budget, options.passes)
-            outcomes = stages.screened(versions, options.threads, solvers, devices, profile, screen, seed, say)
+            outcomes = stages.screened(versions, options.threads, solvers, devices, profile, screen, seed, say, only)
             rows = stages.verdicts(outcomes, candidate.label, screen)
             if not options.no_confirm:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,

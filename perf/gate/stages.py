@@ -119,16 +119,23 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
     return outcomes
 
 
-def benchmarks_named(solvers: list[str] | None, devices: list[str], profile):
-    """The named solvers' benchmarks (default: either version's) on devices, as a function of a pass's workers."""
-    return lambda workers: benchmarks_of(listings(workers, solvers), solvers, devices, profile)
+def benchmarks_named(solvers: list[str] | None, devices: list[str], profile, only=None):
+    """The named solvers' benchmarks (default: either version's) on devices, as a function of a pass's workers; those
+    in only alone where it is given."""
+    def named(workers):
+        keys = benchmarks_of(listings(workers, solvers), solvers, devices, profile)
+        return [key for key in keys if only is None or key in only]
+
+    return named
 
 
 def screened(versions: list, threads: int, solvers: list[str] | None, devices: list[str], profile, stopping: Stopping,
-             seed: int, progress=print) -> list[Outcome]:
-    """Every benchmark of the named solvers (default: either version's) in passes, as long as stopping keeps it open."""
+             seed: int, progress=print, only=None) -> list[Outcome]:
+    """Every benchmark of the named solvers (default: either version's) in passes, as long as stopping keeps it open;
+    only the Keys in only where it is given (a comparison's undecided rows, not the cross product of their solvers and
+    sizes)."""
     # The first pass's workers import only the named solvers: every package's import is seconds a pass.
-    return measured(versions, threads, benchmarks_named(solvers, devices, profile), profile, seed,
+    return measured(versions, threads, benchmarks_named(solvers, devices, profile, only), profile, seed,
                     Policy(stopping, versions[-1].label), progress, solvers)
 
 

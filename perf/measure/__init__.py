@@ -19,3 +19,11 @@ class Key(NamedTuple):
     @property
     def name(self) -> str:
         return f"{self.solver}-{self.device}-n{self.n}"
+
+    @classmethod
+    def named(cls, name: str) -> "Key":
+        """The Key whose name this is: 'tf1_feed_dict-cpu-n1000'; ValueError where it is not one."""
+        solver, device, size = (name.rsplit("-", 2) + ["", ""])[:3]
+        if not (solver and device and size.startswith("n") and size[1:].isdigit()):
+            raise ValueError(f"{name!r} is not a benchmark's name, SOLVER-DEVICE-nN (e.g. tf1_feed_dict-cpu-n1000)")
+        return cls(solver, device, int(size[1:]))

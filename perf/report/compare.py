@@ -5,7 +5,7 @@ import statistics
 from dataclasses import dataclass
 
 from perf.gate.versions import has_commit
-from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD
+from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
 from perf.judge.rules import CHANGE_CONFIDENCE, VERDICTS, change_verdict
 from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
@@ -62,12 +62,14 @@ def environment_line(then: dict, now: dict) -> str | None:
 
 @dataclass(frozen=True)
 class Comparison:
-    """This run against a saved one, as the terminal says it: its lines, the benchmarks judged SLOWER, and why it
-    measured nothing it could stand behind (None where it did)."""
+    """This run against a saved one, as the terminal says it: its lines, the benchmarks judged SLOWER, why it
+    measured nothing it could stand behind (None where it did), and why it failed whatever --fail-on-slower says (the
+    gate that decided its CAN'T TELL rows found an error; None where nothing did)."""
 
     lines: list[str]
     slower: list[Compared]
     not_measured: str | None = None
+    failed: str | None = None
 
 
 def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
@@ -85,31 +87,41 @@ def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float)
     return lines
 
 
+def gated_commit(then_document: dict, commit_here) -> tuple[str | None, str]:
+    """The saved run's commit, where a gate can check it out here, and ""; else None and why not, in a line.
+    commit_here(id): whether this repository has that commit."""
+    commit = then_document.get("commit_info") or {}
+    if commit.get("id") in (None, "", "unversioned", "unknown"):  # pytest-benchmark's words for none
+        return None, "The saved run records no commit, so no gate can time its code beside this one."
+    if commit.get("dirty"):
+        return None, (f"The saved run was made from {commit['id'][:10]} with uncommitted changes, so no gate can time "
+                      f"its code beside this one.")
+    if not commit_here(commit["id"]):
+        return None, (f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it "
+                      f"here.")
+    return commit["id"], ""
+
+
 def gate_line(then_document: dict, undecided: list[Compared], threshold: float, commit_here) -> str:
     """The one command that decides the CAN'T TELL rows: the gate of the saved run's commit against the working tree,
     for those benchmarks alone; or why there is none. commit_here(id): whether this repository has that commit."""
-    commit = then_document.get("commit_info") or {}
-    if commit.get("id") in (None, "", "unversioned", "unknown"):  # pytest-benchmark's words for none
-        return "The saved run records no commit, so no gate can time its code beside this one."
-    if commit.get("dirty"):
-        return (f"The saved run was made from {commit['id'][:10]} with uncommitted changes, so no gate can time its "
-                f"code beside this one.")
-    if not commit_here(commit["id"]):
-        return f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it here."
-    options = [f"--solvers {','.join(dict.fromkeys(result.key.solver for result in undecided))}",
-               f"--devices {','.join(dict.fromkeys(result.key.device for result in undecided))}",
-               f"--sizes {','.join(str(n) for n in sorted({result.key.n for result in undecided}))}"]
+    commit, why_not = gated_commit(then_document, commit_here)
+    if commit is None:
+        return why_not
+    options = [f"--benchmarks {','.join(result.key.name for result in undecided)}"]
     if threshold != DEFAULT_THRESHOLD:
         options.append(f"--threshold {threshold:.0%}")
     return (f"CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
-            f"beside the working tree: python -m perf.gate {commit['id'][:10]} {' '.join(options)}")
+            f"beside the working tree (--decide runs it): python -m perf.gate {commit[:10]} {' '.join(options)}")
 
 
 def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchmarks: list[dict], threshold: float,
-               devices: list[str] = (), allow_unavailable: bool = False, commit_here=has_commit) -> Comparison:
+               devices: list[str] = (), allow_unavailable: bool = False, commit_here=has_commit,
+               decide=None) -> Comparison:
     """This run against a saved one: every benchmark both runs timed, judged. NOT MEASURED where the runs are not like
     with like, where they have no benchmark in common to judge, or where nothing was judged on one of devices (the
-    devices the run was asked for by name)."""
+    devices the run was asked for by name). decide(then_document, undecided, threshold), where given, decides the
+    CAN'T TELL rows of a comparison that counts (perf/report/decide.py: a Decision)."""
     then_fssgd = then_document["machine_info"].get("fssgd") or {}
     then_rows, now_rows = rows_of(then_document["benchmarks"])[0], rows_of(now_benchmarks)[0]
     then_by_key = {row.key: row for row in then_rows if not row.study}
@@ -137,17 +149,48 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         if result.detectable:
             verdict += f" (these runs could call a slowdown of {result.detectable - 1:.0%} or more)"
         lines.append(f"{name:<{width}}  {result.then:>9.4g}  {result.now:>9.4g}  {change:<24}  {verdict}")
-    counts = {verdict: sum(result.verdict == verdict for _, result in found) for verdict in VERDICTS}
-    lines.append(", ".join(f"{count} {verdict.upper()}" for verdict, count in counts.items() if count))
     results = [result for _, result in found]
-    if undecided := [result for result in results if result.verdict == "can't tell"]:
+    undecided = [result for result in results if result.verdict == "can't tell"]
+    why_not, allowed = uncounted(then_fssgd, now_fssgd, results, devices, allow_unavailable)
+    # A gate is minutes: it runs only where its verdicts would count.
+    decision = decide(then_document, undecided, threshold) if decide and undecided and not why_not else None
+    if decision:
+        lines += decision.lines
+        results = [decision.decided.get(result.key, result) for result in results]
+    counts = {verdict: sum(result.verdict == verdict for result in results) for verdict in VERDICTS}
+    lines.append(", ".join(f"{count} {verdict.upper()}" for verdict, count in counts.items() if count))
+    if undecided and not decision:
         lines.append(gate_line(then_document, undecided, threshold, commit_here))
+    lines += allowed
     slower = [result for result in results if result.verdict == "slower"]
+    if decision:
+        return Comparison(lines, slower, decision.not_measured, decision.failed)
+    return Comparison(lines, slower, why_not)
+
+
+def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], devices: list[str],
+              allow_unavailable: bool) -> tuple[str | None, list[str]]:
+    """Why a comparison's verdicts do not count (NOT MEASURED), or None; and the lines that say what was allowed."""
     if unlike := differences(then_fssgd, now_fssgd, ENVIRONMENT):
-        return Comparison(lines, slower, f"not like with like ({'; '.join(unlike)}): its verdicts do not count")
+        return f"not like with like ({'; '.join(unlike)}): its verdicts do not count", []
     if missed := [device for device in devices if not any(result.key.device == device for result in results)]:
         said = f"nothing judged on {', '.join(missed)}, which --devices asked for"
         if not allow_unavailable:
-            return Comparison(lines, slower, f"{said} ({ALLOW_UNAVAILABLE} passes a device with nothing to compare)")
-        lines.append(f"{said[0].upper()}{said[1:]}: allowed by {ALLOW_UNAVAILABLE}.")
-    return Comparison(lines, slower)
+            return f"{said} ({ALLOW_UNAVAILABLE} passes a device with nothing to compare)", []
+        return None, [f"{said[0].upper()}{said[1:]}: allowed by {ALLOW_UNAVAILABLE}."]
+    return None, []
+
+
+def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple[int, list[str]]:
+    """How the comparisons end the run: NOT MEASURED and why (none loaded, or one that could not judge); FAILED and
+    why (an error the gate found under --decide, a SLOWER under --fail-on-slower, the gate's SLOWER rows alike); else
+    PASSED."""
+    if not endings:
+        return NOT_MEASURED, ["--benchmark-compare: pytest-benchmark loaded no saved run to compare with"]
+    if why := next((found.not_measured for found in endings if found.not_measured), None):
+        return NOT_MEASURED, [why]
+    failures = [f"--decide: {found.failed}" for found in endings if found.failed]
+    if fail_on_slower and (slower := [result for found in endings for result in found.slower]):
+        names = ", ".join(f"{result.key.name} ({result.change.value:.2f}x)" for result in slower)
+        failures.append(f"--fail-on-slower={fail_on_slower:.0%}: slower by more than that: {names}")
+    return (FAILED, failures) if failures else (PASSED, [])

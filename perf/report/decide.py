@@ -1,0 +1,121 @@
+"""--decide: the gate on the rows a comparison of saved runs could not tell, and its verdicts as the comparison's."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from perf.gate.ending import FAILING
+from perf.gate.versions import ROOT, has_commit
+from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
+from perf.judge.statistics import Interval
+from perf.measure import cpus
+from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.report.compare import Compared, gated_commit
+
+# The gate's verdicts that decide a row, as the comparison says them. INCONCLUSIVE and UNCONFIRMED (a flag that did
+# not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions.
+DECIDED_AS = {"regression": "slower", "improvement": "faster", "pass": "unchanged"}
+# The gate's verdicts that fail the run whatever --fail-on-slower says: an error that repeated (a wrong answer, a
+# crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
+FAILS = tuple(verdict for verdict in FAILING if verdict not in DECIDED_AS)
+
+# The gate's screening budget under --decide. Issue 54 asks the whole command, the quick run (its target: 4 minutes)
+# and the gate, to keep within about 10 minutes. On top of this budget come the pass under way when it ends, the
+# worktree of the saved commit, and the confirmation of any flag (stages.CONFIRMATION_BUDGET_S, 150 s and 4 s a flag):
+# 180 s of screening leaves room for them. Stopping once decided, a steady row needs only its 5 passes.
+GATE_BUDGET_S = 180
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the gate made of a comparison's CAN'T TELL rows: each row it decided, with the gate's verdict and its
+    ratio as the change (candidate over baseline: now over then, as the comparison's); the lines that say so; and why
+    the comparison is NOT MEASURED, or failed, on its account (None where it is not)."""
+
+    decided: dict = field(default_factory=dict)  # Key -> Compared
+    lines: list[str] = field(default_factory=list)
+    not_measured: str | None = None
+    failed: str | None = None
+
+
+def gate_command(commit: str, undecided: list[Compared], threshold: float, affinity, threads: int, report: Path,
+                 slowdown: str = "") -> list[str]:
+    """The gate of the saved run's commit against the working tree, for these rows' benchmarks alone, at the
+    comparison's threshold, on the run's CPUs (where it was pinned; else the gate's own one) and threads."""
+    command = [sys.executable, "-m", "perf.gate", commit, "--benchmarks",
+               ",".join(result.key.name for result in undecided), "--threshold", f"{threshold * 100:g}%",
+               "--threads", str(threads), "--budget", f"{GATE_BUDGET_S}", "--json", str(report)]
+    if affinity:
+        command += ["--cpu-affinity", cpus.compact(affinity)]
+    if slowdown:  # the comparison judged FSSGD_SLOWDOWN as a code change: the gate slows the working tree alone
+        command += ["--candidate-slowdown", slowdown]
+    return command
+
+
+def gate_process(command: list[str], say) -> tuple[int, str]:
+    """Run the gate, each line of its output said as it comes; its exit status and last line. OSError where it
+    cannot start."""
+    # FSSGD_SLOWDOWN goes to the candidate alone, by --candidate-slowdown: inherited, it would slow both versions.
+    environment = {name: value for name, value in os.environ.items() if name != SLOWDOWN_VARIABLE}
+    last = ""
+    with subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, bufsize=1) as process:
+        for line in process.stdout:
+            say(line.rstrip("\n"))
+            last = line.strip() or last
+    return process.returncode, last
+
+
+def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: float, affinity=(), threads: int = 0,
+                    say=print, commit_here=has_commit, run_gate=gate_process) -> Decision:
+    """The gate run on the undecided rows, and what it decided. Where the saved run's commit cannot be checked out
+    here, the line says why and the rows stay CAN'T TELL, with nothing run. run_gate(command, say): (exit status,
+    last line), as gate_process."""
+    commit, why_not = gated_commit(then_document, commit_here)
+    if commit is None:
+        return Decision(lines=[f"--decide: {why_not} The CAN'T TELL rows stay so."])
+    with tempfile.TemporaryDirectory(prefix="fssgd-decide-") as folder:
+        report = Path(folder) / "gate.json"
+        command = gate_command(commit, undecided, threshold, affinity, threads, report,
+                               os.environ.get(SLOWDOWN_VARIABLE, ""))
+        say(f"fssgd-bench: --decide: the gate times {commit[:10]} beside the working tree for the "
+            f"{len(undecided)} CAN'T TELL row{'s' * (len(undecided) != 1)}: python {' '.join(command[1:])}")
+        try:
+            status, last_line = run_gate(command, say)
+        except OSError as error:
+            return Decision(not_measured=f"--decide: the gate cannot start: {error}")
+        saved = json.loads(report.read_text()) if report.exists() else None
+    if status not in (PASSED, FAILED) or saved is None:
+        why = (saved or {}).get("ending") or last_line or f"it exited {status}"
+        return Decision(not_measured=f"--decide: the gate on the CAN'T TELL rows measured nothing to stand behind: "
+                                     f"{why}")
+    return decision_of(undecided, {row["benchmark"]: row for row in saved["rows"]})
+
+
+def decision_of(undecided: list[Compared], rows: dict) -> Decision:
+    """The comparison's verdicts from the gate's rows (benchmark name -> its saved Verdict), with a line per row."""
+    decided, lines, errors = {}, [], []
+    for result in undecided:
+        name, row = result.key.name, rows.get(result.key.name)
+        if row is None:
+            lines.append(f"not decided by the gate: {name} CAN'T TELL (not in the gate's report)")
+        elif verdict := DECIDED_AS.get(row["verdict"]):
+            change = Interval(row["ratio"], row["low"], row["high"], row.get("coverage", 1.0))
+            decided[result.key] = replace(result, verdict=verdict, change=change, detectable=None)
+            lines.append(f"decided by the gate: {name} {verdict.upper()} ({gate_figures(row)})")
+        elif row["verdict"] in FAILS:
+            errors.append(f"{name} ({row.get('why') or row['verdict']})")
+            lines.append(f"the gate found an error: {name} {row['verdict'].upper()} ({row.get('why', '')})")
+        else:
+            figures = f"; {gate_figures(row)}" if row.get("ratio") else ""
+            lines.append(f"not decided by the gate: {name} CAN'T TELL (gate {row['verdict'].upper()}"
+                         + (f": {row['why']}" if row.get("why") else "") + f"{figures})")
+    return Decision(decided, lines, failed=f"the gate found errors: {', '.join(errors)}" if errors else None)
+
+
+def gate_figures(row: dict) -> str:
+    return f"gate ratio {row['ratio']:.2f} [{row['low']:.2f}, {row['high']:.2f}], {row['passes']} passes"
