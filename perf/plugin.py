@@ -38,8 +38,9 @@ def pytest_addoption(parser):
                     help="TensorFlow intra- and inter-op threads: N pins both to N; 0 (default) keeps "
                          "TensorFlow's own thread pools, as the seed program ran")
     group.addoption("--cpu-affinity", type=cpus.affinity_argument, default=(), metavar="LIST",
-                    help="the CPUs every worker process is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: "
-                         "free, as the seed ran); recorded, and runs of two settings are never compared")
+                    help="the CPUs every worker process is timed on, as taskset -c takes them: 1, 0,1, 0-1, or quiet: "
+                         "the one taking the fewest block-device interrupts, as the gate's default (default: free, as "
+                         "the seed ran); recorded, and runs of two settings are never compared")
     group.addoption("--budget", type=seconds_argument, metavar="SECONDS",
                     help="after the profile's trials, benchmarks not yet precise enough to call the comparison's "
                          "threshold (--fail-on-slower, default 10%%) get more, in passes of fresh workers; none starts "

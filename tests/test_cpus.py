@@ -37,6 +37,34 @@ def test_a_cpu_that_is_not_there_or_not_a_list_is_refused_naming_those_there_are
     assert str(raised.value) == message
 
 
+# /proc/interrupts as a 2-vCPU KVM guest shows it: the disk's queue (virtio1-req.0) on CPU 1, the network's spread.
+INTERRUPTS = """           CPU0       CPU1       
+ 26:          0          1  IO-APIC   4-edge      ttyS0
+ 36:          0      40255 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0
+ 38:          0       1389 PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0
+ 39:        800          0 PCI-MSIX-0000:00:03.0   2-edge      virtio2-output.0
+LOC:       7174      16860   Local timer interrupts
+"""
+
+
+def test_the_quiet_cpu_is_the_one_the_disks_interrupts_avoid_else_the_last():
+    assert cpus.disk_interrupts(INTERRUPTS) == {0: 0, 1: 40255}
+    assert cpus.quiet_cpu([0, 1], cpus.disk_interrupts(INTERRUPTS)) == 0
+    assert cpus.quiet_cpu([1], cpus.disk_interrupts(INTERRUPTS)) == 1  # only CPUs this process may use
+    on_cpu0 = INTERRUPTS.replace("0      40255", "40255          0")
+    assert cpus.quiet_cpu([0, 1], cpus.disk_interrupts(on_cpu0)) == 1
+    # No block device named (or no /proc/interrupts): the last CPU, the gate's choice before it read them.
+    no_disk = "\n".join(line for line in INTERRUPTS.splitlines() if "req" not in line)
+    assert cpus.disk_interrupts(no_disk) == {} and cpus.quiet_cpu([0, 1], {}) == 1
+    assert cpus.disk_interrupts("") == {}
+
+
+def test_quiet_names_the_quiet_cpu_wherever_a_cpu_list_is_taken(two_cpus, monkeypatch):
+    monkeypatch.setattr(cpus, "disk_interrupts", lambda text=None: {1: 40255})
+    assert cpus.cpu_list("quiet") == (0,)
+    assert cpus.affinity_argument(" quiet ") == (0,)
+
+
 def test_a_platform_that_cannot_pin_refuses_rather_than_running_free(monkeypatch):
     monkeypatch.delattr(os, "sched_setaffinity")
     with pytest.raises(ValueError, match="this platform cannot pin a process to CPUs"):

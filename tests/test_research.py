@@ -69,26 +69,34 @@ def test_a_slowed_run_slows_a_third_of_the_solvers_never_the_reference_and_every
 def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, monkeypatch, outside_xdist):
     monkeypatch.setenv("FSSGD_SHRINK", "100")  # the real suite, shrunk: this checks the tool, not the machine
     cpu = str(max(os.sched_getaffinity(0)))
-    shrunk = ["--solvers", "numpy_loop,numpy_lean,numpy_standardized", "--devices", "cpu", "--cpu-affinity", cpu]
+    # numpy_affine_power is in the third group, which the third run slows; numpy_lean is labelled a code change.
+    shrunk = ["--solvers", "numpy_loop,numpy_lean,numpy_affine_power", "--devices", "cpu", "--cpu-affinity", cpu]
+    assert "numpy_affine_power" in compare_study.slowed_group(2) and "numpy_lean" not in compare_study.slowed_group(2)
     assert compare_study.main(["record", "--out", str(tmp_path), "--runs", "2", "--seed-programs", "50", *shrunk]) == 0
     assert compare_study.main(["record", "--out", str(tmp_path), "--runs", "1", "--slowed", "3", *shrunk]) == 0
+    assert compare_study.main(["record", "--out", str(tmp_path), "--changed", "numpy_lean=1.2", *shrunk]) == 0
     assert compare_study.main(["analyze", "--out", str(tmp_path)]) == 0
     entries = json.loads((tmp_path / "manifest.json").read_text())
-    assert [entry["kind"] for entry in entries] == ["quiet"] * 3
+    assert [entry["kind"] for entry in entries] == ["quiet"] * 4
     assert all(entry["suite_options"] == shrunk for entry in entries)  # the suite's options, passed on and kept
     saved = json.loads((tmp_path / entries[0]["file"]).read_text())
     assert saved["machine_info"]["fssgd"]["cpu_affinity"] == f"CPUs {cpu}"
     assert entries[2]["slowdown"] == ",".join(f"{name}=3.0" for name in compare_study.slowed_group(2))
+    assert entries[3]["slowdown"] == "numpy_lean=1.2" and entries[3]["change"] == "code"
+    assert len(entries[3]["commit"]) == 40  # the tree's commit, whose code the run timed
     summary = json.loads((tmp_path / "summary.json").read_text())
-    # Two identical runs give one pair; the slowed run is set against each of them.
-    assert summary["pairs failed on identical benchmarks"]["quiet"].endswith("of 3")
-    slowed = [name for name in compare_study.slowed_group(2) if name in ("numpy_lean", "numpy_standardized")]
+    # Two identical runs give one pair; the slowed and the changed run are each set against both.
+    assert summary["pairs failed on identical benchmarks"]["quiet"].endswith("of 5")
     verdicts = summary["verdicts"]
-    assert sum(verdicts.get("slowed 3.0x", {}).values()) == 2 * 2 * len(slowed)  # 2 sizes, against 2 runs
-    assert sum(verdicts["identical, quiet"].values()) == 2 * (2 - len(slowed)) * 2 + 2 * 2
+    assert sum(verdicts["slowed 3.0x, against quiet"].values()) == 2 * 2  # 2 sizes, against 2 runs
+    assert sum(verdicts["changed 1.2x, against quiet"].values()) == 2 * 2
+    assert sum(verdicts["identical, quiet"].values()) == 2 * 2 + 2 * (2 * 2)  # the pair; the others' unslowed
+    assert set(summary["slowed benchmarks' change, median over pairs"]) == {
+        f"{name}-cpu-n{n}" for name in ("numpy_lean", "numpy_affine_power") for n in (1000, 100000)}
+    assert [entry["file"] for entry in summary["trials taken"]] == [entry["file"] for entry in entries]
     assert len(summary["suite µs per step / seed program's, per run"]) == 2
     reach = summary["smallest slowdown two identical quiet runs could call, median over pairs"]
-    assert set(reach) <= {"over benchmarks", *(f"{name}-cpu-n{n}" for name in ("numpy_lean", "numpy_standardized")
+    assert set(reach) <= {"over benchmarks", *(f"{name}-cpu-n{n}" for name in ("numpy_lean", "numpy_affine_power")
                                                for n in (1000, 100000))}
     assert reach["over benchmarks"] >= 1.1  # at least the threshold: a pair calls no slowdown below it
 

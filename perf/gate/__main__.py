@@ -145,7 +145,8 @@ def main(argv=None) -> int:
                         help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
     parser.add_argument("--cpu-affinity", type=cpus.affinity_argument, metavar="LIST",
                         help="the CPUs every worker is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: the "
-                             "last CPU this process may use; why one: docs/gate.md)")
+                             "quiet CPU: of those this process may use, the one taking the fewest block-device "
+                             "interrupts, the last on a tie; 'quiet' names it; why one: docs/gate.md)")
     parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")

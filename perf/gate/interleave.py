@@ -165,8 +165,8 @@ def started(versions: list, threads: int, preload: list[str] | None = None):
 
 def gate_affinity() -> tuple[int, ...]:
     """The CPUs the gate's workers are timed on: the list cpus.AFFINITY_VARIABLE holds (python -m perf.gate
-    --cpu-affinity sets it), else the last CPU this process may use."""
-    return cpus.cpu_list(os.environ.get(cpus.AFFINITY_VARIABLE) or str(cpus.allowed()[-1]))
+    --cpu-affinity sets it), else the quiet CPU (cpus.quiet_cpu)."""
+    return cpus.cpu_list(os.environ.get(cpus.AFFINITY_VARIABLE) or cpus.QUIET)
 
 
 def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):

@@ -1,16 +1,23 @@
 """Which CPUs the workers are timed on (their CPU affinity): a list as taskset -c takes it, checked, and how it reads.
 
 The suite's default is free (the seed's: wherever the system puts them); `pytest perf/ --cpu-affinity 1` pins them, and
-the gate always pins, by default to the last CPU this process may use (docs/gate.md). Only the standard library: the
-worker (perf/measure/worker.py) reads its list here inside another version's tree.
+the gate always pins, by default to the quiet CPU: of those this process may use, the one that has taken the fewest
+block-device interrupts, the last on a tie (`--cpu-affinity quiet` in the suite). On a 2-vCPU VM whose disk interrupts
+all land on CPU 1, trials there scattered more than on CPU 0 (docs/measurement.md, "Which CPU"). Only the standard
+library: the worker (perf/measure/worker.py) reads its list here inside another version's tree.
 """
 
 import argparse
 import os
+import re
 
 # A worker's environment: the CPUs it is timed on, as this module writes them ("1", "0-1"); unset, it runs free.
 AFFINITY_VARIABLE = "FSSGD_CPU_AFFINITY"
 FREE = "free"
+QUIET = "quiet"  # --cpu-affinity's word for quiet_cpu()
+INTERRUPTS = "/proc/interrupts"
+# A block device's queues as Linux names their interrupts: virtio-blk's req.N, virtio-scsi's request, NVMe's, AHCI's.
+DISK_QUEUE = re.compile(r"virtio\d+-req\.\d+|virtio\d+-request|nvme\d+q\d+|\bahci\b")
 
 
 def allowed() -> list[int]:
@@ -31,8 +38,42 @@ def parsed(text: str) -> tuple[int, ...]:
     return tuple(sorted(cpus))
 
 
+def disk_interrupts(text: str | None = None) -> dict[int, int]:
+    """Per CPU, the block-device interrupts it has taken since boot, from /proc/interrupts' text; {} where it cannot be
+    read (not Linux) or names no block device."""
+    if text is None:
+        try:
+            with open(INTERRUPTS) as file:
+                text = file.read()
+        except OSError:
+            return {}
+    lines = text.splitlines()
+    if not lines:
+        return {}
+    cpus = [int(name[3:]) for name in lines[0].split() if name.startswith("CPU") and name[3:].isdigit()]
+    taken = {}
+    for line in lines[1:]:
+        if DISK_QUEUE.search(line):
+            counts = line.split()[1:1 + len(cpus)]
+            for cpu, count in zip(cpus, counts):
+                if count.isdigit():
+                    taken[cpu] = taken.get(cpu, 0) + int(count)
+    return taken
+
+
+def quiet_cpu(may_use: list[int] | None = None, taken: dict[int, int] | None = None) -> int:
+    """Of the CPUs this process may use, the one that has taken the fewest block-device interrupts; the last one where
+    they tie or none is known. A CPU that serves the disk's interrupts stops the trials it runs for each of them."""
+    may_use = allowed() if may_use is None else may_use
+    taken = disk_interrupts() if taken is None else taken
+    return min(reversed(may_use), key=lambda cpu: taken.get(cpu, 0))
+
+
 def cpu_list(text: str) -> tuple[int, ...]:
-    """The CPUs a list names, each one this process may use; ValueError saying why not, naming those it may."""
+    """The CPUs a list names, each one this process may use, or quiet_cpu() for 'quiet'; ValueError saying why not,
+    naming those it may."""
+    if text.strip() == QUIET:
+        return (quiet_cpu(),)
     cpus, may_use = parsed(text), allowed()
     if outside := sorted(set(cpus) - set(may_use)):
         raise ValueError(f"CPU {compact(outside)} {'is' if len(outside) == 1 else 'are'} not one this process may use; "

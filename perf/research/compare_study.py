@@ -14,7 +14,11 @@ them compared with the verdict.
     python -m perf.research.compare_study record --out … --runs 5 --neighbour
     python -m perf.research.compare_study record --out … --runs 3 --slowed 1.25
     python -m perf.research.compare_study record --out … --runs 4 --cpu-affinity 1   # the suite's options pass on
+    python -m perf.research.compare_study record --out … --changed tf1_while_loop=1.25   # run from a worktree
     python -m perf.research.compare_study analyze --out …
+
+--changed labels a run of a real code change, made by running the study from a worktree of that commit: its solvers
+and the slowdown each was meant to have (the analysis reports the change the runs measured beside it).
 
 Runs of one folder are of one CPU affinity: analyze refuses a folder that mixes them.
 """
@@ -64,8 +68,10 @@ def manifest(out: Path) -> list[dict]:
     return json.loads(path.read_text()) if path.exists() else []
 
 
-def record(out: Path, runs: int, neighbour: bool, slowed: float | None, seed_programs: int, extra: list[str]):
-    """runs more runs in out, each `pytest perf/` with the suite's options in extra (--cpu-affinity 1), recorded."""
+def record(out: Path, runs: int, neighbour: bool, slowed: float | None, seed_programs: int, extra: list[str],
+           changed: str | None = None):
+    """runs more runs in out, each `pytest perf/` with the suite's options in extra (--cpu-affinity 1), recorded;
+    changed: the solvers a code change in this tree slowed, as FSSGD_SLOWDOWN names them (nothing is slowed here)."""
     out.mkdir(parents=True, exist_ok=True)
     entries = manifest(out)
     for _ in range(runs):
@@ -73,7 +79,10 @@ def record(out: Path, runs: int, neighbour: bool, slowed: float | None, seed_pro
         entry = {"file": f"run-{index:02d}.json", "kind": "neighbour" if neighbour else "quiet", "slowdown": None,
                  "suite_options": extra}
         env = dict(os.environ)
-        if slowed:
+        if changed:
+            head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+            entry.update(slowdown=changed, change="code", commit=head.strip())
+        elif slowed:
             entry["slowdown"] = ",".join(f"{name}={slowed}" for name in slowed_group(index))
             env[SLOWDOWN_VARIABLE] = entry["slowdown"]
         began = time.perf_counter()
@@ -114,27 +123,37 @@ def loaded(out: Path) -> list[tuple[dict, dict]]:
     return found
 
 
-def slowed_names(entry: dict) -> set[str]:
-    return {part.split("=")[0] for part in (entry["slowdown"] or "").split(",") if part}
+def slowed_factors(entry: dict) -> dict[str, str]:
+    """{solver: the factor it was slowed or meant to be slowed by} of a run."""
+    return dict(part.split("=") for part in (entry["slowdown"] or "").split(",") if part)
+
+
+def slowed_kind(entry: dict, solver: str) -> str:
+    """How a slowed benchmark is tallied: by FSSGD_SLOWDOWN or a code change, and by its factor."""
+    return f"{'changed' if entry.get('change') == 'code' else 'slowed'} {slowed_factors(entry)[solver]}x"
 
 
 def tallies(runs, threshold: float) -> dict:
     """Verdicts of every comparison, by what was compared: identical (both runs quiet, both beside the neighbour,
     or one of each: runs made in different conditions), and slowed benchmarks (a slowed quiet run against every
     run) by factor; per pair, whether --fail-on-slower would have failed it on an identical benchmark."""
-    counts, failed, reach = {}, {}, {}
+    counts, failed, reach, changes = {}, {}, {}, {}
     plain = [run for run in runs if not run[0]["slowdown"]]
     pairs = list(itertools.combinations(plain, 2))
     pairs += [(then, now) for now in runs if now[0]["slowdown"] for then in plain]
     for (then_entry, then_rows), (now_entry, now_rows) in pairs:
         conditions = " and ".join(sorted({then_entry["kind"], now_entry["kind"]}))
-        slowed, factor = slowed_names(now_entry), now_entry["slowdown"] and now_entry["slowdown"].split("=")[-1]
+        slowed = slowed_factors(now_entry)
         pair_failed = False
         for key in sorted(set(then_rows) & set(now_rows)):
             result = compared(key, then_rows[key].trial_ratios, now_rows[key].trial_ratios, threshold)
             if result is None:
                 continue
-            kind = f"slowed {factor}x, against {then_entry['kind']}" if key.solver in slowed else f"identical, {conditions}"
+            if key.solver in slowed:
+                kind = f"{slowed_kind(now_entry, key.solver)}, against {then_entry['kind']}"
+                changes.setdefault(key.name, []).append(result.change.value)
+            else:
+                kind = f"identical, {conditions}"
             counts.setdefault(kind, {}).setdefault(result.verdict, 0)
             counts[kind][result.verdict] += 1
             pair_failed |= result.verdict == "slower" and key.solver not in slowed
@@ -144,7 +163,9 @@ def tallies(runs, threshold: float) -> dict:
                 reach.setdefault(key.name, []).append((1 + threshold) * result.change.value / result.change.low)
         failed.setdefault(conditions, []).append(pair_failed)
     reach = {name: statistics.median(values) for name, values in sorted(reach.items())}
-    return {"verdicts": counts, "pairs failed on identical benchmarks": {kind: f"{sum(v)} of {len(v)}"
+    return {"verdicts": counts,
+            "slowed benchmarks' change, median over pairs": {name: round(statistics.median(values), 3)
+                                                           for name, values in sorted(changes.items())}, "pairs failed on identical benchmarks": {kind: f"{sum(v)} of {len(v)}"
                                                                           for kind, v in failed.items()},
             "smallest slowdown two identical quiet runs could call, median over pairs": {
                 "over benchmarks": round(statistics.median(reach.values()), 3) if reach else None,
@@ -188,6 +209,19 @@ def agreement(runs) -> dict:
             "wall seconds per run": [round(entry["seconds"]) for entry, _ in runs]}
 
 
+def trials_taken(runs) -> list[dict]:
+    """Per run, the trials its paired benchmarks took (--budget: perf/measure/schedule.py) and why they stopped."""
+    found = []
+    for entry, rows in runs:
+        judged = [row for row in rows.values() if not row.is_timing_reference and row.trials]
+        stopped = [row.info.get("trials_stopped") or "not recorded" for row in judged]
+        found.append({"file": entry["file"], "trials, fewest / median / most": [
+            min(row.trials for row in judged), statistics.median(row.trials for row in judged),
+            max(row.trials for row in judged)] if judged else None,
+            "stopped": {why: stopped.count(why) for why in sorted(set(stopped))}})
+    return found
+
+
 def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float = 0.95, false_flags: float = 0.01,
                   most: int = 1000) -> dict:
     """Per benchmark, the noise of its log ratio to the reference at two levels over identical quiet runs (between
@@ -227,12 +261,15 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--neighbour", action="store_true", help="beside the noise study's noisy neighbour")
     parser.add_argument("--slowed", type=float, help="slow a third of the solvers by this factor (FSSGD_SLOWDOWN)")
+    parser.add_argument("--changed", metavar="SPEC", help="label the runs as a real code change in this tree, "
+                                                          "SOLVER=FACTOR,... as meant (nothing is slowed here)")
     parser.add_argument("--seed-programs", type=int, nargs="?", const=STEPS, default=0, metavar="STEPS",
                         help=f"time the seed's own programs after each run (default: {STEPS:,} steps, as the seed ran)")
     parser.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT")
     options, extra = parser.parse_known_args(argv)
     if options.action == "record":
-        record(options.out, options.runs, options.neighbour, options.slowed, options.seed_programs, extra)
+        record(options.out, options.runs, options.neighbour, options.slowed, options.seed_programs, extra,
+               options.changed)
         return 0
     try:
         runs = loaded(options.out)
@@ -240,6 +277,7 @@ def main(argv=None) -> int:
         print(f"compare_study: {error}", file=sys.stderr)
         return 2
     found = {"threshold": options.threshold, **tallies(runs, options.threshold), **agreement(runs),
+             "trials taken": trials_taken(runs),
              "trials a run needs to call 1.25x": trials_needed(runs, options.threshold)}
     (options.out / "summary.json").write_text(json.dumps(found, indent=1))
     print(json.dumps(found, indent=1))
