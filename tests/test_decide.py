@@ -107,8 +107,8 @@ def test_a_row_the_gate_decides_slower_joins_the_slower_list_and_fails_fail_on_s
     assert f"decided by the gate: {KEY.name} SLOWER (gate ratio 1.20 [1.10, 1.30], 7 passes)" in found.lines
     assert found.lines[-1] == "1 SLOWER"  # the final verdicts, counted; the table's row still says CAN'T TELL
     assert any(line.startswith(WHILE_LOOP) and "CAN'T TELL" in line for line in found.lines)
-    assert run_ending([found], 0.10) == (FAILED, [f"--fail-on-slower=10%: slower by more than that: {KEY.name} "
-                                                  f"(1.20x)"])
+    assert run_ending([found], 0.10) == (FAILED, [f"--fail-on-slower=10%: the gate's regressions (slower, surely, "
+                                                  f"and by more than half of it): {KEY.name} (1.20x)"])
     assert run_ending([found], None) == (PASSED, [])  # without --fail-on-slower a SLOWER is said, and fails nothing
 
 

@@ -137,6 +137,21 @@ def test_trials_needed_grow_with_the_trials_spread_and_none_suffice_when_runs_th
     assert tight["caught at 5 trials, model"] > 0.95 > loose["caught at 5 trials, model"]
 
 
+def test_the_trials_to_be_precise_grow_with_the_square_of_the_spread_and_match_the_rule_they_model():
+    from perf.judge.rules import precise_enough
+
+    spread = [0.9, 1.0, 1.1, 0.95, 1.05]
+    twice = [factor ** 2 for factor in spread]  # twice the spread in log ratio
+    found = compare_study.trials_to_be_precise(quiet_runs([1.0, 1.0], spread), 0.10)
+    needed = found["numpy_lean-cpu-n1000"]
+    assert found["over benchmarks"] == {"median": needed, "nine in ten": needed}
+    wider = compare_study.trials_to_be_precise(quiet_runs([1.0, 1.0], twice), 0.10)["numpy_lean-cpu-n1000"]
+    assert 3.5 * needed <= wider <= 4.5 * needed
+    # The rule itself on that many trials of this spread: precise enough at about the count the model gives.
+    trials = (spread * needed)[:needed]
+    assert precise_enough(trials * 2, 0.10) and not precise_enough(trials[: needed // 2], 0.10)
+
+
 def test_the_research_uses_only_what_the_gate_declares_public():
     for path in (Path(__file__).parents[1] / "perf" / "research").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -119,8 +119,8 @@ def test_the_answer_says_which_benchmarks_took_more_trials_and_which_were_still_
                                                  trials=12)["extra_info"], trials_stopped="budget")
     slow[1]["extra_info"].update(trials=9, trials_stopped="precise")
     assert summary.summary_lines(run, SETTING)[-1] == (
-        "Trials: 5 a benchmark; 2 of 10 took more (up to 12) until precise enough to call a change; 1 still not "
-        "precise enough when they stopped (tf1_feed_dict-cpu-n1000): a comparison may not tell their change; "
-        "--budget gives them more time.")
+        "Trials: 5 a benchmark; 2 of 10 took more (up to 12) to be precise enough to call a change; 1 was not yet "
+        "when they stopped (tf1_feed_dict-cpu-n1000): a comparison may not tell their change (--decide hands it to "
+        "the gate), and --budget gives them more time.")
     # A run made without a budget's record (before it, or --benchmark-disable) says nothing of it.
     assert not summary.summary_lines(paired_run(), SETTING)[-1].startswith("Trials:")

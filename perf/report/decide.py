@@ -105,7 +105,7 @@ def decision_of(undecided: list[Compared], rows: dict) -> Decision:
             lines.append(f"not decided by the gate: {name} CAN'T TELL (not in the gate's report)")
         elif verdict := DECIDED_AS.get(row["verdict"]):
             change = Interval(row["ratio"], row["low"], row["high"], row.get("coverage", 1.0))
-            decided[result.key] = replace(result, verdict=verdict, change=change, detectable=None)
+            decided[result.key] = replace(result, verdict=verdict, change=change, detectable=None, by_gate=True)
             lines.append(f"decided by the gate: {name} {verdict.upper()} ({gate_figures(row)})")
         elif row["verdict"] in FAILS:
             errors.append(f"{name} ({row.get('why') or row['verdict']})")

@@ -52,11 +52,12 @@ def more_trials(rows) -> list[str]:
     more = [row for row in judged if row.trials > fewest]
     imprecise = [row.key.name for row in judged if row.info["trials_stopped"] != PRECISE]
     line = (f"Trials: {fewest} a benchmark; {len(more)} of {len(judged)} took more (up to "
-            f"{max(row.trials for row in more)}) until precise enough to call a change" if more
+            f"{max(row.trials for row in more)}) to be precise enough to call a change" if more
             else f"Trials: {fewest} a benchmark, none more")
     if imprecise:
-        line += (f"; {len(imprecise)} still not precise enough when they stopped ({listed(sorted(imprecise))}): "
-                 f"a comparison may not tell their change; --budget gives them more time")
+        line += (f"; {len(imprecise)} {'was' if len(imprecise) == 1 else 'were'} not yet when they stopped "
+                 f"({listed(sorted(imprecise))}): a comparison may not tell their change (--decide hands it to the "
+                 f"gate), and --budget gives them more time")
     return ["", line + "."]
 
 

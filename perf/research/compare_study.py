@@ -222,6 +222,26 @@ def trials_taken(runs) -> list[dict]:
     return found
 
 
+def trials_to_be_precise(runs, threshold: float, most: int = 1000) -> dict:
+    """Per benchmark, the trials a run would take to be precise enough (perf.judge.rules.precise_enough) at the
+    spread of its trials within the identical quiet runs: the fewest m whose 99% Hodges-Lehmann reach, in the normal
+    approximation (z × √(π/3) × sd × √(2/m)), is under half the threshold; with the median and the nine-in-ten over
+    the benchmarks."""
+    quiet = [rows for entry, rows in runs if entry["kind"] == "quiet" and not entry["slowdown"]]
+    limit, z = math.log1p(threshold / 2), norm.ppf((1 + CHANGE_CONFIDENCE) / 2)
+    found = {}
+    for key in sorted(set.intersection(*(set(rows) for rows in quiet))) if quiet else []:
+        logs = [[math.log(ratio) for ratio in rows[key].trial_ratios] for rows in quiet]
+        if key == Key(*TIMING_REFERENCE, key.n) or min(map(len, logs)) < 2:
+            continue
+        within = math.sqrt(statistics.mean(statistics.variance(run) for run in logs))
+        reach = lambda m: z * math.sqrt(math.pi / 3) * within * math.sqrt(2 / m)  # noqa: E731
+        found[key.name] = next((m for m in range(2, most + 1) if reach(m) < limit), None)
+    counts = sorted(count if count is not None else math.inf for count in found.values())
+    over = {"median": statistics.median(counts), "nine in ten": counts[math.ceil(0.9 * len(counts)) - 1]} if counts else {}
+    return {"over benchmarks": over, **found}
+
+
 def trials_needed(runs, threshold: float, slowdown: float = 1.25, caught: float = 0.95, false_flags: float = 0.01,
                   most: int = 1000) -> dict:
     """Per benchmark, the noise of its log ratio to the reference at two levels over identical quiet runs (between
@@ -278,6 +298,7 @@ def main(argv=None) -> int:
         return 2
     found = {"threshold": options.threshold, **tallies(runs, options.threshold), **agreement(runs),
              "trials taken": trials_taken(runs),
+             "trials a run needs to be precise enough (model)": trials_to_be_precise(runs, options.threshold),
              "trials a run needs to call 1.25x": trials_needed(runs, options.threshold)}
     (options.out / "summary.json").write_text(json.dumps(found, indent=1))
     print(json.dumps(found, indent=1))
