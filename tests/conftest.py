@@ -34,10 +34,11 @@ def outside_xdist(monkeypatch):
 
 @pytest.fixture
 def run_suite(pytester, outside_xdist):
-    """run_suite(*paths_and_options): the real suite in a subprocess, from an empty folder."""
+    """run_suite(*paths_and_options): the real suite in a subprocess, from an empty folder, with --budget 0 (the
+    profile's trials, as many each time) unless the options give their own."""
     def run(*args):
         return pytester.runpytest_subprocess(
-            *args, "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider")
+            "--budget", "0", *args, "-c", str(ROOT / "pytest.ini"), "--rootdir", str(ROOT), "-p", "no:cacheprovider")
 
     return run
 
@@ -69,10 +70,11 @@ def run_gate(tmp_path):
 @pytest.fixture
 def long_rounds_suite(tmp_path):
     """(command, env): `pytest perf/` with every round counted long by a plugin (progress.MIN_ROUND_S = 0), so that
-    each round would be said on a terminal; options go at the end of the command."""
+    each round would be said on a terminal, and --budget 0 (the profile's trials); options go at the end of the
+    command, and a --budget there wins."""
     (tmp_path / "long_rounds.py").write_text("import perf.measure.progress\nperf.measure.progress.MIN_ROUND_S = 0.0\n")
     command = [sys.executable, "-m", "pytest", str(ROOT / "perf"), "-c", str(ROOT / "pytest.ini"), "--rootdir",
-               str(ROOT), "-p", "no:cacheprovider", "-p", "long_rounds", "--color=no"]
+               str(ROOT), "-p", "no:cacheprovider", "-p", "long_rounds", "--color=no", "--budget", "0"]
     env = {key: value for key, value in os.environ.items() if key not in XDIST_VARIABLES}
     return command, {**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]), "COLUMNS": "200"}
 

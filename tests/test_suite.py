@@ -121,7 +121,7 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert bench["stats"]["rounds"] == info["trials"] * info["rounds_per_trial"]
     # numpy_loop's own trials and those timed beside numpy_lean.
     assert info["per_iteration_us"] == info["reference_per_iteration_us"]
-    assert info["reference_trials_pooled"] == 2 * PROFILES["quick"].trials
+    assert info["reference_trials_pooled"] == 2 * PROFILES["quick"].trials  # the run_perf fixture's --budget 0
     assert info["setup_s"] >= 0 and info["device_name"] and info["numpy"]
     # Each trial in a worker process of its own, the same for every benchmark: trial i in worker i.
     assert len(set(info["trial_processes"])) == info["trials"]

@@ -139,6 +139,9 @@ def test_each_round_is_reported_as_it_ends():
     heard = []
     found = measured([], lambda call: 2.5 + call, trials=2, max_rounds=1, on_round=lambda *args: heard.append(args))
     assert heard == [(1, 2, 3.5), (2, 2, found.trials[1].rounds_s[0])]
+    # A trial past the planned ones (perf/measure/schedule.py) counts its rounds into the total, never past it.
+    found.trial(workers([], lambda call: 2.5, 3)[2])
+    assert heard[-1][:2] == (3, 3)
 
 
 @pytest.mark.parametrize("failing", ["open", "round", "close"])

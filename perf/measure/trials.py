@@ -154,8 +154,9 @@ class Measured:
                 if side:
                     trial.reference_rounds_s.append(reply["reference_round_s"])
                 self.rounds_done += 1
-                if self.on_round:
-                    self.on_round(self.rounds_done, self.rounds_per_trial * self.trial_count, reply["round_s"])
+                if self.on_round:  # of the rounds planned, or of those taken so far past the plan
+                    rounds = self.rounds_per_trial * max(self.trial_count, len(self.trials) + 1)
+                    self.on_round(self.rounds_done, rounds, reply["round_s"])
         finally:
             closed = worker.ask({"op": "close"})
         if "error" in closed:
