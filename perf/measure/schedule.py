@@ -136,9 +136,8 @@ class Schedule:
         for index in itertools.count(self.profile.trials):
             if not (imprecise := self.imprecise()):
                 return
-            spent_s = time.perf_counter() - began
-            if spent_s > self.budget_s or index >= MAX_TRIALS:
-                over_budget = spent_s > self.budget_s
+            over_budget = time.perf_counter() - began > self.budget_s
+            if over_budget or index >= MAX_TRIALS:
                 for scheduled in imprecise:
                     scheduled.stopped = BUDGET_SPENT if over_budget else MOST_TRIALS
                 progress.imprecise_left([scheduled.label for scheduled in imprecise], self.threshold,

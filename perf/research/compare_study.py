@@ -43,7 +43,7 @@ from perf.judge.rules import CHANGE_CONFIDENCE
 from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.cpus import recorded_affinity
-from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.measure.trials import SLOWDOWN_VARIABLE, slowdown_factors
 from perf.measure.worker import ROOT
 from perf.report import analysis
 from perf.report.compare import compared
@@ -123,9 +123,9 @@ def loaded(out: Path) -> list[tuple[dict, dict]]:
     return found
 
 
-def slowed_factors(entry: dict) -> dict[str, str]:
-    """{solver: the factor it was slowed or meant to be slowed by} of a run."""
-    return dict(part.split("=") for part in (entry["slowdown"] or "").split(",") if part)
+def slowed_factors(entry: dict) -> dict[str, float]:
+    """{solver: the factor it was slowed or meant to be slowed by} of a run, read as FSSGD_SLOWDOWN is."""
+    return slowdown_factors(entry["slowdown"] or "")
 
 
 def slowed_kind(entry: dict, solver: str) -> str:
