@@ -272,8 +272,8 @@ def pytest_terminal_summary(terminalreporter, config):
             not_measured(config, terminalreporter, f"--benchmark-compare: no benchmark was timed ({why})")
         return result
     benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
-    write_section(terminalreporter, "fssgd-bench: the answer for this run",
-                  summary.summary_lines(benchmarks, summary.setting(described(config))))
+    write_section(terminalreporter, "fssgd-bench: the answer for this run", summary.summary_lines(
+        benchmarks, summary.setting(described(config)), summary.free_on(described(config))))
     if config.getoption("benchmark_compare"):
         compared_with_saved_run(config, terminalreporter, session, benchmarks)
     if regressed:

@@ -19,18 +19,20 @@ ROOT = Path(__file__).resolve().parents[1]
 # A study's passes, as the gate's loop gives them ---------------------------------------------------
 
 def paired_outcomes(step_us: dict, labels: list[str], n=1000, steps=100, calls=1) -> list:
-    """One gate Outcome per solver: {solver: (first version's µs per step pass by pass, second's)}, each pass's round
-    of both versions, and the second's log ratio to the first, pass by pass."""
+    """One gate Outcome per solver: {solver: (first version's µs per step pass by pass, second's, ...)}, each pass's
+    round of every version, and each later version's log ratio to the first, pass by pass."""
     from perf.gate.interleave import Outcome
     from perf.measure import Key
 
     found = []
-    for solver, (first, second) in step_us.items():
+    for solver, by_version in step_us.items():
         outcome = Outcome(Key(solver, "cpu", n), steps=steps, calls=calls)
-        for label, values in zip(labels, (first, second)):
+        for label, values in zip(labels, by_version, strict=True):
             outcome.round_s[label] = [(index, value * 1e-6 * steps * calls) for index, value in enumerate(values)]
-        outcome.log_ratios[labels[1]] = [(index, False, math.log(b / a))
-                                         for index, (a, b) in enumerate(zip(first, second))]
+        first = by_version[0]
+        for label, values in zip(labels[1:], by_version[1:]):
+            outcome.log_ratios[label] = [(index, False, math.log(b / a))
+                                         for index, (a, b) in enumerate(zip(first, values))]
         found.append(outcome)
     return found
 

@@ -9,62 +9,107 @@ from helpers import ROOT, paired_outcomes
 
 from perf.report.__main__ import main as report
 from perf.report.answer import START, answer_lines
-from perf.report.handoff import HandoffError, read_handoff
+from perf.judge.statistics import Interval
+from perf.report.handoff import HandoffError, attribution, read_handoff
 from perf.report.runs import load_run
 from perf.research import handoff
 
 FULL_RUN = ROOT / "docs" / "results" / "full" / "full.json"
-# µs per step by solver, (on one CPU, free), pass by pass: free, the Session.run call costs 40-50 µs more.
+LABELS = [handoff.label(*setting) for setting in handoff.settings(2)]  # one CPU (0, 1, 2 threads), free (the same)
+BASE = [180.0, 190.0, 170.0]  # a step's µs on one CPU with TensorFlow's default threads, pass by pass
+
+
+def ways(base, pools, crossing, noise=(2.0, -1.0, -1.0)):
+    """µs per step of the six versions, pass by pass, where free's 2 threads cost `pools` on one CPU and a second CPU
+    costs `crossing` at any thread count; TensorFlow's default is 1 thread on one CPU and 2 free. Each version with
+    more than the base carries its own noise, so every difference has a spread."""
+    shifted = [noise[p:] + noise[:p] for p in range(3)]
+    one_default = list(base)
+    one_two = [b + pools + e for b, e in zip(base, shifted[0])]
+    free_two = [b + pools + crossing + e for b, e in zip(base, shifted[1])]
+    free_one = [b + crossing + e for b, e in zip(base, shifted[2])]
+    return one_default, list(base), one_two, free_two, free_one, free_two
+
+
+# Free, the Session.run call's pools cost 40 µs on one CPU and crossing costs nothing: the pools, not a crossing.
 STEP_US = {
-    "tf1_feed_dict": ([180, 190, 170], [230, 242, 218]),
-    "tf1_feed_dict_no_loss": ([170, 175, 165], [215, 225, 200]),
-    "tf1_constant": ([100, 105, 95], [145, 150, 140]),
-    "tf1_constant_no_loss": ([80, 80, 80], [125, 130, 120]),
-    "tf1_while_loop": ([10, 11, 9], [20, 22, 18]),
-    "numpy_loop": ([12, 12, 12], [12, 12, 12]),
+    "tf1_feed_dict": ways(BASE, 50, 0),
+    "tf1_feed_dict_no_loss": ways([170, 175, 165], 45, 0),
+    "tf1_constant": ways([100, 105, 95], 45, 0),
+    "tf1_constant_no_loss": ways([80, 80, 80], 45, 0),
+    "tf1_while_loop": ways([10, 11, 9], 5, 0),
+    "numpy_loop": ways([12, 12, 12], 0, 0, noise=(0, 0, 0)),
 }
 
 
-def outcomes(n=1000):
-    return paired_outcomes(STEP_US, [handoff.ONE_CPU, handoff.FREE], n=n)
+def outcomes(n=1000, step_us=STEP_US):
+    return paired_outcomes(step_us, LABELS, n=n)
 
 
-def saved_study(folder, sizes=(1000,)):
+def saved_study(folder, sizes=(1000,), step_us=STEP_US):
     """A study's passes.json as main writes it, from the outcomes above, and its README and handoff.json."""
     from perf.research.releases import saved_form
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "passes.json").write_text(json.dumps({
         "command": "python -m perf.research.handoff --passes 3 --cpu 1 --seed 1", "date": "2026-12-06",
-        "cpu": "Test CPU", "commit": "abc1234", "seed": 1, "passes": 3, "one_cpu": 1, "threads": 0, "wall_s": 60.0,
-        "versions": [], "benchmarks": saved_form([outcome for n in sizes for outcome in outcomes(n)])}))
+        "cpu": "Test CPU", "cpus": 2, "commit": "abc1234", "seed": 1, "passes": 3, "one_cpu": 1, "free_threads": 2,
+        "pools": {name: {"cpus": 1 if "one" in name else 2, "inter_op_threads": 1} for name in LABELS},
+        "wall_s": 60.0, "versions": [],
+        "benchmarks": saved_form([outcome for n in sizes for outcome in outcomes(n, step_us)])}))
     handoff.written(folder)
     return folder
 
 
-def test_the_hand_off_is_free_less_one_cpu_in_the_same_pass_and_the_ratio_is_paired():
-    found = handoff.analysed(outcomes())[1000]
+def test_free_less_one_cpu_and_its_controls_are_taken_pass_by_pass():
+    found = handoff.analysed(outcomes(), 2)[1000]
     whole = found["benchmarks"]["tf1_feed_dict"]
-    assert whole["handoff"].value == pytest.approx(50) and whole["handoff"].low < 50 < whole["handoff"].high
-    assert whole[handoff.ONE_CPU].value == pytest.approx(180) and whole[handoff.FREE].value == pytest.approx(230)
-    logs = [math.log(b / a) for a, b in zip(*STEP_US["tf1_feed_dict"])]
-    assert whole["ratio"].value == pytest.approx(math.exp(sum(logs) / 3))
+    assert whole[LABELS[0]].value == pytest.approx(180) and whole["free (TF default)"].value == pytest.approx(230)
+    # free − one CPU: 50 + the free version's noise, pass by pass; the pools' 50 with its own noise; crossing: the
+    # two noises' difference, a spread about zero.
+    assert whole["gap"].value == pytest.approx(50) and whole["gap"].low < 50 < whole["gap"].high
+    assert whole["pools"].value == pytest.approx(50) and whole["pools"].low > 0
+    assert whole["crossing"].value == pytest.approx(0, abs=1e-9) and whole["crossing"].low < 0 < whole["crossing"].high
+    assert whole["crossing at 1 thread"].value == pytest.approx(0, abs=1e-9)
     # The control hands nothing over: exactly no difference in every pass.
-    assert found["benchmarks"]["numpy_loop"]["handoff"].value == 0
-    # Each part's hand-off is that part's difference, pass by pass: the Session.run call 45 − 10 = 35 µs.
+    assert found["benchmarks"]["numpy_loop"]["gap"].value == 0
+    # Each part's difference is that part's, pass by pass: the Session.run call's pools 45 − 5 = 40 µs.
     call = found["parts"]["Session.run call"]
-    assert call[handoff.ONE_CPU].value == pytest.approx(70) and call[handoff.FREE].value == pytest.approx(105)
-    assert call["handoff"].value == pytest.approx(35)
+    assert call[LABELS[0]].value == pytest.approx(70) and call["pools"].value == pytest.approx(40)
+
+
+def interval(value, reach=5.0):
+    return Interval(value, value - reach, value + reach, 0.95)
+
+
+@pytest.mark.parametrize("pools, crossing, said, unsaid", [
+    (50, 0, "the difference is TensorFlow's larger thread pools, not a crossing between CPUs", "2 threads each, free costs"),
+    (0, 50, "the difference is a crossing between CPUs, not the pools' size", "than its own default: the thread pools"),
+    (25, 25, "On one CPU, 2 threads (free's default) cost 25 (20.0 to 30.0) µs more than its own default", "same"),
+    (2, -2, "Neither control alone differs from zero", "µs more than its own"),
+])
+def test_what_the_controls_say_follows_their_intervals(pools, crossing, said, unsaid):
+    text = attribution(interval(50), interval(pools), interval(crossing), 2)
+    assert text.startswith("free costs 50 (45.0 to 55.0) µs more a step than one CPU") and said in text
+    assert unsaid not in text
+
+
+def test_no_difference_is_not_explained():
+    assert attribution(interval(3), interval(50), interval(0), 2).startswith(
+        "free and on one CPU a step costs the same within the interval (3 (-2.00 to 8.00) µs)")
+    assert attribution(interval(-30), interval(-30), interval(0), 2).startswith("free costs 30 (25.0 to 35.0) µs less")
 
 
 def test_the_study_writes_its_tables_and_the_figures_the_report_reads(tmp_path):
     folder = saved_study(tmp_path / "study", sizes=(1000, 100_000))
     readme = (folder / "README.md").read_text()
     assert "## Each benchmark at n = 1,000: µs per step" in readme and "## Each benchmark at n = 100,000" in readme
-    assert "| `tf1_feed_dict` | 180 (" in readme and "every worker on CPU 1" in readme and handoff.MECHANISM in readme
+    assert "| `tf1_feed_dict` | 180 (" in readme and "every worker on CPU 1" in readme
+    assert "At n = 1,000, `tf1_feed_dict`: free costs 50" in readme and "not a crossing between CPUs" in readme
     study = read_handoff(folder)
-    part, free, one_cpu = study.at(1000)
-    assert (part.value, one_cpu.value) == (pytest.approx(50), pytest.approx(180)) and part.coverage == 0.95
+    figures = study.at(1000)
+    assert (figures["gap"].value, figures["one_cpu"].value) == (pytest.approx(50), pytest.approx(180))
+    assert figures["pools"].value == pytest.approx(50) and figures["gap"].coverage == 0.95
     assert study.at(10) is None
     # --analyze-only writes the same again from passes.json, timing nothing.
     before = readme
@@ -81,17 +126,18 @@ def run_like(folder, name, **fssgd):
     return folder / name
 
 
-LIKE_THE_STUDY = {"cpu_affinity": "free", "threads": 0, "cpu_model": "Test CPU"}
+LIKE_THE_STUDY = {"cpu_affinity": "free", "threads": 0, "cpu_model": "Test CPU", "cpus_available": 2}
 
 
 def test_a_free_run_gains_the_hand_off_in_its_step_and_its_answer_and_a_one_cpu_run_does_not(tmp_path, capsys):
     study = read_handoff(saved_study(tmp_path / "study"))
     free = run_like(tmp_path, "free.json", **LIKE_THE_STUDY)
-    assert "TensorFlow handing work between them" in " ".join(answer_lines(load_run(free), study))
-    assert "handing work" not in " ".join(answer_lines(load_run(free)))
-    for unlike in ({"cpu_affinity": "CPUs 1"}, {"threads": 1}, {"cpu_model": "Another CPU"}):
+    said = "the difference is TensorFlow's larger thread pools, not a crossing between CPUs"
+    assert said in " ".join(answer_lines(load_run(free), study))
+    assert "thread pools" not in " ".join(answer_lines(load_run(free)))
+    for unlike in ({"cpu_affinity": "CPUs 1"}, {"threads": 1}, {"cpu_model": "Another CPU"}, {"cpus_available": 16}):
         other = run_like(tmp_path, "other.json", **{**LIKE_THE_STUDY, **unlike})
-        assert "handing work" not in " ".join(answer_lines(load_run(other), study)), unlike
+        assert "thread pools" not in " ".join(answer_lines(load_run(other), study)), unlike
 
     pinned = run_like(tmp_path, "pinned.json", **{**LIKE_THE_STUDY, "cpu_affinity": "CPUs 1"})
     page = tmp_path / "page.md"
@@ -99,10 +145,10 @@ def test_a_free_run_gains_the_hand_off_in_its_step_and_its_answer_and_a_one_cpu_
     assert report([str(free), str(pinned), "--out", str(tmp_path / "report"), "--no-plots",
                    "--handoff", str(tmp_path / "study"), "--answer-into", str(page)]) == 0
     text = (tmp_path / "report" / "report.md").read_text()
-    assert text.count("| (within the parts above: hand-off between CPUs) | 50.0 (") == 1  # run A's, not B's
-    assert "The hand-off between CPUs is the study's, not this run's" in text
-    assert "handing work between them" in page.read_text()
-    assert f"note: {pinned}: no hand-off between CPUs from {tmp_path / 'study'}: its workers ran on CPUs 1, not free" \
+    assert text.count("| (within the parts above: free − one CPU) | 50.0 (") == 1  # run A's, not B's
+    assert "Free − one CPU is the hand-off study's, not this run's" in text and said in text
+    assert said in page.read_text()
+    assert f"note: {pinned}: no free − one CPU from {tmp_path / 'study'}: its workers ran on CPUs 1, not free" \
         in capsys.readouterr().err
 
 
@@ -112,8 +158,10 @@ def test_a_missing_or_foreign_study_is_an_error_that_says_how_to_make_one(tmp_pa
     assert report([str(FULL_RUN), "--out", str(tmp_path / "report"), "--handoff", str(tmp_path)]) == 2
     assert f"error: --handoff {tmp_path}: no handoff.json in {tmp_path}" in capsys.readouterr().err
     study = json.loads((saved_study(tmp_path / "study") / "handoff.json").read_text())
-    without_mechanism = {key: value for key, value in study.items() if key != "mechanism"}
-    for broken in ([1, 2], without_mechanism, {**study, "sizes": {"1000": {"handoff_us": [1, 2]}}}):
+    without_cpus = {key: value for key, value in study.items() if key != "cpus"}
+    before_the_controls = {**study, "sizes": {"1000": {key: value for key, value in study["sizes"]["1000"].items()
+                                                        if key != "pools_us"}}}
+    for broken in ([1, 2], without_cpus, before_the_controls, {**study, "sizes": {"1000": {"gap_us": [1, 2]}}}):
         (tmp_path / "handoff.json").write_text(json.dumps(broken))
         with pytest.raises(HandoffError, match="is not the hand-off study's handoff.json"):
             read_handoff(tmp_path)
@@ -145,9 +193,17 @@ def test_end_to_end_free_and_one_cpu_are_timed_in_the_same_passes(tmp_path):
     assert handoff.main(argv) == 0
     passes = json.loads((out / "passes.json").read_text())
     assert passes["command"].endswith("--seed 5 --solvers tf1_feed_dict,numpy_loop")
-    assert [version["env"]["FSSGD_CPU_AFFINITY"] for version in passes["versions"]] == [str(passes["one_cpu"]), "free"]
+    one = str(passes["one_cpu"])
+    assert [version["env"]["FSSGD_CPU_AFFINITY"] for version in passes["versions"]] == [one] * 3 + ["free"] * 3
+    free_count = passes["free_threads"]
+    assert [version["env"]["FSSGD_THREADS"] for version in passes["versions"]] == ["0", "1", str(free_count)] * 2
+    # Each version's pools counted where it runs: on one CPU TensorFlow's default is one inter-op thread (it sizes
+    # the pool by the CPUs it may use), elsewhere the count set; free's default is recorded as TensorFlow chose it.
+    counted = [passes["pools"][version["label"]]["inter_op_threads"] for version in passes["versions"]]
+    assert counted[:3] + counted[4:] == [1, 1, free_count, 1, free_count] and counted[3] >= 1
     for name, measured in passes["benchmarks"].items():
         assert measured["problem"] is None, name
-        assert [len(measured["round_s"][label]) for label in (handoff.ONE_CPU, handoff.FREE)] == [2, 2], name
+        assert [len(measured["round_s"][label]) for label in
+                (handoff.label(*setting) for setting in handoff.settings(free_count))] == [2] * 6, name
     study = read_handoff(out)
     assert all(study.at(n) for n in (1000, 100_000))

@@ -7,6 +7,7 @@ import pytest
 
 from perf.judge.outcome import DEFAULT_THRESHOLD
 from perf.judge.rules import precise_enough
+from perf.measure import cpus
 from perf.measure.profiles import PROFILES, SHRINK_VARIABLE, Profile, shrink_factor
 from perf.measure.schedule import BUDGET_SPENT, MAX_TRIALS, MOST_TRIALS, PRECISE
 from perf.measure.trials import SLOWDOWN_VARIABLE
@@ -64,6 +65,20 @@ def test_the_seed_profile_times_its_own_programs_at_the_full_count_and_the_slowe
     for part, _, _ in STEP_PARTS:
         assert f"\n  {part} " in summary
     assert_recorded_as_shrunk(output, document)
+
+
+@pytest.mark.tensorflow
+def test_a_plain_free_run_says_its_parts_hold_what_running_free_costs(run_perf_on_a_terminal):
+    """Neither saved nor written as JSON: pytest-benchmark completes a run's extra_info only when it writes it, so the
+    line must come from the run's environment."""
+    if len(cpus.allowed()) < 2:
+        pytest.skip("this process may use one CPU: a free run is a one-CPU run here")
+    parts = sorted({name for part in STEP_PARTS for name in part[1:] if name} | {"numpy_loop"})
+    output = run_perf_on_a_terminal("--profile", "quick", "--solvers", ",".join(parts), "--devices", "cpu",
+                                    "-k", "n1000", **{SHRINK_VARIABLE: str(SHRINK)})
+    summary = output[output.index("the answer for this run"):]
+    assert "Where a tf1_feed_dict step goes (cpu, n = 1,000" in summary, output[-3000:]
+    assert f"Free on {len(cpus.allowed())} CPUs, these parts hold what running free costs over one CPU" in summary
 
 
 @pytest.mark.tensorflow

@@ -55,12 +55,10 @@ def test_where_a_tf1_feed_dict_step_goes_with_the_remainder_and_the_other_way_ro
 
 
 @pytest.mark.parametrize("affinity, cpus, said", [("free", 2, True), ("CPUs 1", 1, False), ("free", 1, False)])
-def test_a_free_run_on_several_cpus_says_its_parts_hold_the_hand_off(affinity, cpus, said):
-    entries = paired_run()
-    for entry in entries:
-        entry["extra_info"].update(cpu_affinity=affinity, cpus_available=cpus)
-    lines = summary.summary_lines(entries, SETTING)
-    assert any("handing work between them; --cpu-affinity 1 leaves it out" in line for line in lines) is said
+def test_a_free_run_on_several_cpus_says_its_parts_hold_what_free_costs(affinity, cpus, said):
+    lines = summary.summary_lines(paired_run(), SETTING, summary.free_on({"cpu_affinity": affinity,
+                                                                          "cpus_available": cpus}))
+    assert any("these parts hold what running free costs over one CPU" in line for line in lines) is said
 
 
 def test_an_interval_is_shown_with_the_ratio():

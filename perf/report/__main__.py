@@ -102,7 +102,7 @@ def main(argv=None) -> int:
         for note in run.notes:
             print(f"note: {run.path}: {note}", file=sys.stderr)
         if handoff and (why := unlike(handoff, run.fssgd)):
-            print(f"note: {run.path}: no hand-off between CPUs from {args.handoff}: {why}", file=sys.stderr)
+            print(f"note: {run.path}: no free − one CPU from {args.handoff}: {why}", file=sys.stderr)
     print(f"report: {report}")
     for _, path in (plot for run_plots in drawn.values() for plot in run_plots):
         print(f"plot: {path}")

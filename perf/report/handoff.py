@@ -1,5 +1,5 @@
-"""The hand-off between CPUs, as the study measured it (python -m perf.research.handoff writes handoff.json), read for
-the report's "where a step goes" and the answer: the part of a free tf1_feed_dict step that running on one CPU saves."""
+"""What running free costs over one CPU, as the hand-off study measured it (python -m perf.research.handoff writes
+handoff.json), read for the report's "where a step goes" and the answer, with what its controls say it is."""
 
 import json
 from dataclasses import dataclass
@@ -10,34 +10,73 @@ from perf.measure.cpus import FREE, recorded_affinity
 from perf.report.tables import number, with_interval
 
 FILE = "handoff.json"
-KEYS = ("folder", "date", "cpu", "confidence", "mechanism", "sizes")  # folder: where the study wrote it
-FIGURES = ("handoff_us", "free_us", "one_cpu_us")  # each [value, low, high, coverage]
+KEYS = ("folder", "date", "cpu", "cpus", "free_threads", "confidence", "sizes")  # folder: where the study wrote it
+FIGURES = ("gap_us", "free_us", "one_cpu_us", "pools_us", "crossing_us")  # each [value, low, high, coverage]
 
 
 class HandoffError(Exception):
     """The study's figures cannot be read: the message says why."""
 
 
+def excludes_zero(interval: Interval | None) -> bool:
+    return interval is not None and (interval.low > 0 or interval.high < 0)
+
+
+def more(interval: Interval) -> str:
+    """'12.3 µs (10.1 to 14.5) more' or '... less', by the sign of its value."""
+    if interval.value < 0:
+        interval = Interval(-interval.value, -interval.high, -interval.low, interval.coverage)
+        return f"{with_interval(interval)} µs less"
+    return f"{with_interval(interval)} µs more"
+
+
+def attribution(gap: Interval | None, pools: Interval | None, crossing: Interval | None, free_threads: int) -> str:
+    """What the controls say running free costs, in words from their intervals: a figure only where its interval
+    excludes zero; '' where the study has no gap to explain."""
+    if gap is None or pools is None or crossing is None:
+        return ""
+    if not excludes_zero(gap):
+        return f"free and on one CPU a step costs the same within the interval ({with_interval(gap)} µs)."
+    said = [f"free costs {more(gap)} a step than one CPU, each with TensorFlow's default threads."]
+    pooled, crossed = excludes_zero(pools), excludes_zero(crossing)
+    count = f"{free_threads} threads"
+    if pooled:
+        said.append(f"On one CPU, {count} (free's default) cost {more(pools)} than its own default: the thread pools.")
+    if crossed:
+        said.append(f"With {count} each, free costs {more(crossing)} than one CPU: work crossing between CPUs.")
+    if pooled and not crossed:
+        said.append(f"With {count} each, free and one CPU cost the same within the interval: the difference is "
+                    "TensorFlow's larger thread pools, not a crossing between CPUs.")
+    elif crossed and not pooled:
+        said.append(f"On one CPU, {count} cost the same as its default within the interval: the difference is a "
+                    "crossing between CPUs, not the pools' size.")
+    elif not pooled and not crossed:
+        said.append("Neither control alone differs from zero within its interval: the study cannot say which it is.")
+    return " ".join(said)
+
+
 @dataclass(frozen=True)
 class Handoff:
     study: dict  # handoff.json as written; its folder is where the study wrote it
 
-    def at(self, n: int) -> tuple[Interval, Interval, Interval] | None:
-        """(hand-off, free step, one-CPU step) of a tf1_feed_dict step at n, µs with their intervals; None where the
+    def at(self, n: int) -> dict[str, Interval] | None:
+        """{figure: µs with its interval} of a tf1_feed_dict step at n (FIGURES, without "_us"); None where the
         study did not time that size."""
         size = self.study["sizes"].get(str(n))
-        return tuple(Interval(*size[key]) for key in FIGURES) if size else None
+        return {key.removesuffix("_us"): Interval(*size[key]) for key in FIGURES} if size else None
 
     @property
     def source(self) -> str:
         return f"{self.study['folder']}, {self.study['date']}, {self.study['cpu']}"
 
-    @property
-    def described(self) -> str:
-        """What the hand-off row is, for the note under the table."""
-        return (f"The hand-off between CPUs is the study's, not this run's: a free tf1_feed_dict step less one on one "
+    def said(self, figures: dict[str, Interval]) -> str:
+        return attribution(figures["gap"], figures["pools"], figures["crossing"], self.study["free_threads"])
+
+    def described(self, figures: dict[str, Interval]) -> str:
+        """What the free − one CPU row is, for the note under the table."""
+        return (f"Free − one CPU is the hand-off study's, not this run's: a free tf1_feed_dict step less one on one "
                 f"CPU, timed in turn in the same passes, with its {self.study['confidence']:.0%} Student t interval "
-                f"over them; its share is of the study's own free step. {self.study['mechanism']}")
+                f"over them; its share is of the study's own free step. Its controls: {self.said(figures)}")
 
 
 def read_handoff(folder: Path) -> Handoff:
@@ -54,7 +93,8 @@ def read_handoff(folder: Path) -> Handoff:
             and all(isinstance(size, dict) and all(well_formed(size.get(key)) for key in FIGURES)
                     for size in study["sizes"].values())):
         raise HandoffError(f"{path} is not the hand-off study's {FILE} (it needs {', '.join(KEYS)}, and "
-                           f"{', '.join(FIGURES)} for each size)")
+                           f"{', '.join(FIGURES)} for each size; a study before its thread controls has no "
+                           f"pools_us: run it again)")
     return Handoff(study)
 
 
@@ -64,17 +104,20 @@ def well_formed(figure) -> bool:
 
 def unlike(handoff: Handoff, fssgd: dict) -> str | None:
     """Why the study does not describe this run's step, or None where it does: the study ran free with TensorFlow's
-    default threads on one CPU model; a run on one CPU, with other threads or on another CPU has no such part."""
+    default threads on one CPU model and count; a run on one CPU, with other threads, or on another CPU or another
+    count of them has no such part."""
     if recorded_affinity(fssgd) != FREE:
         return f"its workers ran on {recorded_affinity(fssgd)}, not free"
     if fssgd.get("threads") != 0:
         return f"its TensorFlow threads were {fssgd.get('threads_setting') or fssgd.get('threads')}, not TF default"
     if fssgd.get("cpu_model") != handoff.study["cpu"]:
         return f"its CPU is {fssgd.get('cpu_model')}, the study's {handoff.study['cpu']}"
+    if fssgd.get("cpus_available") != handoff.study["cpus"]:
+        return f"it ran free on {fssgd.get('cpus_available')} CPUs, the study on {handoff.study['cpus']}"
     return None
 
 
-def applies(handoff: Handoff | None, fssgd: dict, device: str, n: int):
+def applies(handoff: Handoff | None, fssgd: dict, device: str, n: int) -> dict[str, Interval] | None:
     """The study's figures at n where they describe this run's step (unlike says when not), on the CPU at a size the
     study timed; else None."""
     if handoff is None or device != "cpu" or unlike(handoff, fssgd):
@@ -82,16 +125,15 @@ def applies(handoff: Handoff | None, fssgd: dict, device: str, n: int):
     return handoff.at(n)
 
 
-def decomposition_row(handoff: Handoff, figures) -> list[str]:
-    """The row the report's "where a step goes" adds: the hand-off, its share of the study's own free step."""
-    part, free, _ = figures
-    return ["(within the parts above: hand-off between CPUs)", with_interval(part), f"{part.value / free.value:.0%}",
+def decomposition_row(handoff: Handoff, figures: dict[str, Interval]) -> list[str]:
+    """The row the report's "where a step goes" adds: free − one CPU, its share of the study's own free step."""
+    gap, free = figures["gap"], figures["free"]
+    return ["(within the parts above: free − one CPU)", with_interval(gap), f"{gap.value / free.value:.0%}",
             f"tf1_feed_dict free − on one CPU, in the same passes ({handoff.source})"]
 
 
-def sentence(handoff: Handoff, figures) -> str:
-    """The hand-off in the answer's words; the mechanism is the report's note and the study's."""
-    part, free, one_cpu = figures
-    return (f"Free to use both CPUs, {part.value / free.value:.0%} of a step is TensorFlow handing work between them: "
-            f"{with_interval(part)} µs of {number(free.value)}, where on one CPU the step took {number(one_cpu.value)} "
-            f"µs (the hand-off study: {handoff.source}, which says why).")
+def sentence(handoff: Handoff, figures: dict[str, Interval]) -> str:
+    """Free − one CPU in the answer's words, with what the study's controls say it is."""
+    gap, free, one_cpu = figures["gap"], figures["free"], figures["one_cpu"]
+    return (f"Free to use both CPUs, a step took {number(free.value)} µs, on one CPU {number(one_cpu.value)} "
+            f"(the hand-off study: {handoff.source}): {handoff.said(figures)}")

@@ -77,7 +77,7 @@ def decomposition_section(run: Run, handoff: Handoff | None = None) -> list[str]
             cells = [cells[:3] + [f"`{cells[3]}`"] for cells in found[1]]
             if figures := applies(handoff, run.fssgd, device, n):
                 cells.append(decomposition_row(handoff, figures))
-                described = handoff.described
+                described = handoff.described(figures)
             lines += markdown(DECOMPOSITION_HEADER, cells)
     note = DECOMPOSITION_NOTE + (f" {described}" if described else "")
     return lines + ([note, ""] if lines else [])

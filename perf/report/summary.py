@@ -28,8 +28,15 @@ def setting(fssgd: dict) -> str:
     ]))
 
 
-def summary_lines(benchmarks: list[dict], setting: str) -> list[str]:
-    """Plain-text lines for the terminal from this run's benchmarks (pytest-benchmark's dicts); [] when none was timed."""
+def free_on(fssgd: dict) -> int:
+    """The CPUs a free run's workers could use, from its described environment; 0 where they were pinned."""
+    return fssgd.get("cpus_available") or 0 if recorded_affinity(fssgd) == FREE else 0
+
+
+def summary_lines(benchmarks: list[dict], setting: str, free_cpus: int = 0) -> list[str]:
+    """Plain-text lines for the terminal from this run's benchmarks (pytest-benchmark's dicts); [] when none was timed.
+    free_cpus: free_on() of the run, read from its environment rather than its benchmarks' extra_info, which
+    pytest-benchmark completes only when it saves the run."""
     rows = {row.key: row for row in rows_of(benchmarks)[0] if not row.study}
     if not rows:
         return []
@@ -38,7 +45,7 @@ def summary_lines(benchmarks: list[dict], setting: str) -> list[str]:
     for device in sorted({key.device for key in rows}):
         lines += [""] + device_table(rows, device)
         lines += fewer_steps(rows, device)
-        lines += decomposition(rows, device)
+        lines += decomposition(rows, device, free_cpus)
     return lines + more_trials(rows.values())
 
 
@@ -94,21 +101,19 @@ def fewer_steps(rows: dict, device: str) -> list[str]:
     return ["", "Fewer steps, scaled:"] + lines if lines else []
 
 
-def decomposition(rows: dict, device: str) -> list[str]:
+def decomposition(rows: dict, device: str, free_cpus: int) -> list[str]:
     n = analysis.question_n(rows, device)
     if not (found := decomposition_cells(rows, device, n)):
         return []
     whole, cells = found
     return ["", f"Where a {analysis.WHOLE_STEP} step goes ({device}, n = {n:,}, {number(whole.value)} µs):"] + [
-        "  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))] + handed_off(rows, device, n)
+        "  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))] + free_cost(device, free_cpus)
 
 
-def handed_off(rows: dict, device: str, n: int) -> list[str]:
-    """In a free run on several CPUs, a line saying that the parts hold the hand-off between them, which no pair of
-    this run's solvers isolates."""
-    info = rows[analysis.WHOLE_STEP, device, n].info
-    if device != "cpu" or info.get("cpu_affinity") != FREE or (info.get("cpus_available") or 1) < 2:
+def free_cost(device: str, free_cpus: int) -> list[str]:
+    """In a free run on several CPUs, a line saying that the parts hold what running free costs over one CPU, which no
+    pair of this run's solvers isolates; the study says what it is."""
+    if device != "cpu" or free_cpus < 2:
         return []
-    return [f"  Free on {info['cpus_available']} CPUs, the call (and at large n the arithmetic) holds TensorFlow "
-            "handing work between them; --cpu-affinity 1 leaves it out "
-            "(docs/results/README.md#the-hand-off-between-cpus-handoff)."]
+    return [f"  Free on {free_cpus} CPUs, these parts hold what running free costs over one CPU; --cpu-affinity quiet "
+            "leaves it out (what it is: docs/results/handoff/README.md)."]
