@@ -82,11 +82,11 @@ def test_the_pool_starts_its_workers_together_on_first_use_and_replaces_one_that
     assert pool.workers == [None, None]
 
 
-# Each framework's out-of-memory error, as a trial's call raises it on a full GPU (PyTorch's by its class name alone).
+# Each framework's own out-of-memory error, as a trial's call raises it on a full GPU.
 OUT_OF_MEMORY = {
     "tensorflow": "import tensorflow as tf\nerror = tf.errors.ResourceExhaustedError(None, None, 'OOM when allocating')",
     "jax": "import jax\nerror = jax.errors.JaxRuntimeError('RESOURCE_EXHAUSTED: Out of memory while trying to allocate')",
-    "torch": "class OutOfMemoryError(RuntimeError):\n    pass\nerror = OutOfMemoryError('CUDA out of memory.')",
+    "torch": "import torch\nerror = torch.cuda.OutOfMemoryError('CUDA out of memory.')",
 }
 EXHAUSTED_PLUGIN = '''
 import contextlib
@@ -111,7 +111,7 @@ lean.prepare = prepare
 @pytest.mark.e2e
 @pytest.mark.parametrize("framework", OUT_OF_MEMORY)
 def test_out_of_memory_in_any_framework_is_named_so_and_frees_the_trial_for_the_next(framework, tmp_path, monkeypatch):
-    if reason := packages.unavailable_reason(framework) if framework != "torch" else None:
+    if reason := packages.unavailable_reason(framework):
         pytest.skip(reason)
     (tmp_path / "exhaust_memory.py").write_text(EXHAUSTED_PLUGIN.format(error=OUT_OF_MEMORY[framework]))
     (tmp_path / "sitecustomize.py").write_text("import exhaust_memory\n")

@@ -122,10 +122,15 @@ def change_verdict(then: list[float], now: list[float], threshold: float) -> tup
         verdict = "unchanged"
     else:
         verdict = "can't tell"
-    # A true slowdown s moves the whole interval by s: it is called SLOWER once s exceeds the limit by the interval's
-    # reach below its estimate.
-    reach = log_shift.value - log_shift.low
-    return change, verdict, math.exp(limit + reach) if verdict == "can't tell" else None
+    return change, verdict, smallest_slowdown_called(change, threshold) if verdict == "can't tell" else None
+
+
+def smallest_slowdown_called(change: Interval, threshold: float) -> float:
+    """The smallest slowdown that two runs whose change_verdict interval is change could have called SLOWER, whatever
+    they called: how far the rule sees, from these runs' spread."""
+    # A true slowdown s moves the whole interval by s: it is called SLOWER once s exceeds 1 + threshold by the
+    # interval's reach below its estimate.
+    return (1 + threshold) * change.value / change.low
 
 
 def precise_enough(ratios: list[float], threshold: float) -> bool:

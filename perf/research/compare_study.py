@@ -39,7 +39,7 @@ from scipy.stats import norm
 
 import solvers
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
-from perf.judge.rules import CHANGE_CONFIDENCE
+from perf.judge.rules import CHANGE_CONFIDENCE, smallest_slowdown_called
 from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.cpus import recorded_affinity
@@ -158,9 +158,7 @@ def tallies(runs, threshold: float) -> dict:
             counts[kind][result.verdict] += 1
             pair_failed |= result.verdict == "slower" and key.solver not in slowed
             if kind == "identical, quiet":
-                # The smallest slowdown this pair could have called SLOWER, whatever it called: a true slowdown s
-                # moves the whole interval by s (perf/judge/rules.py), past 1 + threshold once s passes this.
-                reach.setdefault(key.name, []).append((1 + threshold) * result.change.value / result.change.low)
+                reach.setdefault(key.name, []).append(smallest_slowdown_called(result.change, threshold))
         failed.setdefault(conditions, []).append(pair_failed)
     reach = {name: statistics.median(values) for name, values in sorted(reach.items())}
     return {"verdicts": counts,
