@@ -108,7 +108,7 @@ def test_a_device_named_by_devices_with_nothing_judged_is_not_measured_unless_al
     assert comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu"]).not_measured is None
     found = comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu", "gpu"])
     assert found.not_measured == ("nothing judged on gpu, which --devices asked for (--allow-unavailable-devices "
-                                  "passes a device with nothing to compare)")
+                                  "allows a device with nothing to compare)")
     allowed = comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu", "gpu"], allow_unavailable=True)
     assert allowed.not_measured is None
     assert allowed.lines[-1] == "Nothing judged on gpu, which --devices asked for: allowed by --allow-unavailable-devices."
