@@ -59,9 +59,12 @@ def differences(then: dict, now: dict, entries=ENVIRONMENT + STAND_INS) -> list[
 
 
 def environment_line(then: dict, now: dict) -> str | None:
-    """One line naming what differs between the two runs' environments, or None."""
-    found = differences(then, now)
-    return f"{words.NOT_LIKE_WITH_LIKE.capitalize()}: {'; '.join(found)}." if found else None
+    """One line naming what differs between the two runs' environments, or None. A stand-in is said apart: the
+    comparison judges it, where runs not like with like are NOT MEASURED."""
+    said = [f"{label}: {'; '.join(found)}." for label, entries in ((words.NOT_LIKE_WITH_LIKE.capitalize(), ENVIRONMENT),
+                                                                   (words.SLOWED, STAND_INS))
+            if (found := differences(then, now, entries))]
+    return " ".join(said) or None
 
 
 @dataclass(frozen=True)
