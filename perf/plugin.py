@@ -12,6 +12,7 @@ import pytest
 from pytest_benchmark.session import PerformanceRegression
 
 import solvers
+from perf.judge import words
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, NotMeasured, threshold_argument
 from perf.measure import cpus, environment, gpu
 from perf.measure.benchmark import Measurement
@@ -62,7 +63,7 @@ def pytest_addoption(parser):
                          "theirs (docs/usage.md, Comparing saved runs)")
     group.addoption(ALLOW_UNAVAILABLE, action="store_true",
                     help="with --benchmark-compare: a device named by --devices that nothing could be timed on "
-                         "passes, said, instead of leaving the comparison NOT MEASURED")
+                         "is allowed, said, instead of leaving the comparison NOT MEASURED")
 
 
 def selected(config, option: str, known) -> list[str]:
@@ -109,7 +110,7 @@ def pytest_configure(config):
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     except NotMeasured as error:
-        pytest.exit(f"fssgd-bench: NOT MEASURED: {error}", returncode=NOT_MEASURED)
+        pytest.exit(f"fssgd-bench: {words.NOT_MEASURED}: {error}", returncode=NOT_MEASURED)
 
 
 def pytest_generate_tests(metafunc):
@@ -209,7 +210,7 @@ def pytest_report_header(config):
             f"{comparison_threshold(config):.0%}" if budget_s else "")
     affinity = cpus.affinity_setting(config.getoption("cpu_affinity"))
     if shrink != 1:
-        return [f"fssgd-bench: profile {name} SHRUNK {shrink:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's "
+        return [f"fssgd-bench: profile {name} {words.SHRUNK} {shrink:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's "
                 f"figures; {affinity}){more}"]
     return [f"fssgd-bench: profile {name}, {profile.trials} trials a benchmark{more}, each in a worker process of its "
             f"own (--threads {environment.threads_setting(config.getoption('threads'))}, {affinity}); on a terminal, "
@@ -277,9 +278,9 @@ def pytest_terminal_summary(terminalreporter, config):
     if config.getoption("benchmark_compare"):
         compared_with_saved_run(config, terminalreporter, session, benchmarks)
     if regressed:
-        terminalreporter.write_line("fssgd-bench: FAILED --benchmark-compare-fail: pytest-benchmark found the absolute "
-                                    "times above regressed (they move with the machine's speed; --fail-on-slower "
-                                    "judges the paired ratios)", red=True, bold=True)
+        terminalreporter.write_line(f"fssgd-bench: {words.FAILED} --benchmark-compare-fail: pytest-benchmark found "
+                                    "the absolute times above regressed (they move with the machine's speed; "
+                                    "--fail-on-slower judges the paired ratios)", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
     return result
 
@@ -309,13 +310,13 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> No
     if status == NOT_MEASURED:
         return not_measured(config, terminalreporter, reasons[0])
     for why in reasons:
-        terminalreporter.write_line(f"fssgd-bench: FAILED {why}", red=True, bold=True)
+        terminalreporter.write_line(f"fssgd-bench: {words.FAILED} {why}", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def not_measured(config, terminalreporter, why: str) -> None:
     """Say what could not be measured, and end the run NOT MEASURED unless it already failed."""
-    terminalreporter.write_line(f"fssgd-bench: NOT MEASURED: {why}", red=True, bold=True)
+    terminalreporter.write_line(f"fssgd-bench: {words.NOT_MEASURED}: {why}", red=True, bold=True)
     if config.stash[SESSION].exitstatus == pytest.ExitCode.OK:
         config.stash[SESSION].exitstatus = NOT_MEASURED
 

@@ -116,7 +116,7 @@ REGISTRY = {
         Solver("numpy_standardized", devices=("cpu",), dtype="float64", expected=standardized_affine_descent),
         Solver("tf1_while_loop_standardized", devices=DEVICES, dtype="float32", needs=("tensorflow",),
                expected=standardized_gradient_descent),
-        # The roofline: each step one fused pass over the data, vectorized (solvers/numba_fused.py).
+        # The roofline: each step one fused sweep over the data, vectorized (solvers/numba_fused.py).
         Solver("numba_fused", devices=("cpu",), dtype="float64", needs=("numba",)),
         Solver("jax_fori_loop", devices=DEVICES, dtype="float32", needs=("jax",)),
         Solver("jax_step", devices=DEVICES, dtype="float32", needs=("jax",)),

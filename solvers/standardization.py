@@ -11,7 +11,7 @@ from solvers.answers import STANDARDIZED_LR
 def standardized(prepare, problem: Problem, device: str):
     """prepare's solver on x_s = (x - mean) / std with lr = STANDARDIZED_LR whatever problem.lr is."""
     mean, std = float(problem.x.mean()), float(problem.x.std())
-    # One float64 pass at setup, so the solver's float32 data starts from exact x_s and the timed loop is unchanged.
+    # One float64 sweep at setup, so the solver's float32 data starts from exact x_s and the timed loop is unchanged.
     with prepare(replace(problem, x=(problem.x - mean) / std, lr=STANDARDIZED_LR), device) as run_standardized:
 
         def run(iterations: int):

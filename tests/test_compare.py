@@ -91,7 +91,7 @@ def test_the_slowdown_tooling_stands_in_for_a_code_change_said_but_judged():
     found = comparison(then, "0001_run.json", {**FSSGD, "slowdown": "tf1_while_loop=1.5"},
                        [bench(WHILE_LOOP, info(spread(1.5)))], 0.10)
     assert found.not_measured is None and len(found.slower) == 1
-    assert "Not like with like: FSSGD_SLOWDOWN unset then, tf1_while_loop=1.5 now." in found.lines
+    assert "SLOWED on purpose: FSSGD_SLOWDOWN unset then, tf1_while_loop=1.5 now." in found.lines
 
 
 def test_runs_with_no_benchmark_to_judge_in_common_are_not_measured():
@@ -108,7 +108,7 @@ def test_a_device_named_by_devices_with_nothing_judged_is_not_measured_unless_al
     assert comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu"]).not_measured is None
     found = comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu", "gpu"])
     assert found.not_measured == ("nothing judged on gpu, which --devices asked for (--allow-unavailable-devices "
-                                  "passes a device with nothing to compare)")
+                                  "allows a device with nothing to compare)")
     allowed = comparison(then, "0001_run.json", FSSGD, now, 0.10, ["cpu", "gpu"], allow_unavailable=True)
     assert allowed.not_measured is None
     assert allowed.lines[-1] == "Nothing judged on gpu, which --devices asked for: allowed by --allow-unavailable-devices."
@@ -200,7 +200,7 @@ def test_a_slowed_benchmark_fails_fail_on_slower_naming_it_and_an_identical_run_
     result.stdout.fnmatch_lines([
         "*fssgd-bench: compared with a saved run*",
         "Against *0001_*.json: per benchmark, × numpy_loop then and now*",
-        "Not like with like: FSSGD_SLOWDOWN unset then, numpy_lean=3 now.",
+        "SLOWED on purpose: FSSGD_SLOWDOWN unset then, numpy_lean=3 now.",
         "test_fssgd[[]numpy_lean-cpu-n1000[]] * SLOWER",
         "fssgd-bench: FAILED --fail-on-slower=10%: slower by more than that: numpy_lean-cpu-n1000 (*x)",
     ])

@@ -46,7 +46,7 @@ def cant_tell_comparison(run_gate, commit=COMMIT, threshold=0.10):
 
 
 @pytest.mark.parametrize("gate_verdict, verdict", [("regression", "slower"), ("improvement", "faster"),
-                                                   ("pass", "unchanged")])
+                                                   ("clear", "unchanged")])
 def test_a_gate_verdict_that_decides_becomes_the_comparisons_with_the_gates_ratio(gate_verdict, verdict):
     decision = decision_of([UNDECIDED], {KEY.name: gate_row(gate_verdict)})
     result = decision.decided[KEY]
@@ -93,7 +93,7 @@ def test_without_a_commit_to_check_out_the_rows_stay_cant_tell_and_nothing_runs(
     calls = []
     then = {**document([]), "commit_info": commit}
     decision = decided_by_gate(then, [UNDECIDED], 0.10, say=lambda line: None, commit_here=lambda _: here,
-                               run_gate=fake_gate(PASSED, [gate_row("pass")], calls=calls))
+                               run_gate=fake_gate(PASSED, [gate_row("clear")], calls=calls))
     assert calls == [] and decision.decided == {} and decision.not_measured is None and decision.failed is None
     assert decision.lines[0].startswith(f"--decide: {why}") and decision.lines[0].endswith("The CAN'T TELL rows stay so.")
 
@@ -133,7 +133,7 @@ def test_a_comparison_whose_verdicts_do_not_count_runs_no_gate():
     calls = []
     then = {**document([bench(WHILE_LOOP, info(spread(1.0, 0.3)))]), "commit_info": COMMIT}
     decide = partial(decided_by_gate, say=lambda line: None, commit_here=lambda commit: True,
-                     run_gate=fake_gate(PASSED, [gate_row("pass")], calls=calls))
+                     run_gate=fake_gate(PASSED, [gate_row("clear")], calls=calls))
     found = comparison(then, "0001_run.json", {**FSSGD, "numpy": "2.3.0"}, [bench(WHILE_LOOP, info(spread(1.3, 0.3)))],
                        0.10, decide=decide)
     assert calls == [] and found.not_measured.startswith("not like with like")

@@ -89,7 +89,7 @@ def test_a_candidate_its_gate_has_decided_is_not_reopened_by_passes_timed_for_an
 
     def seconds(solver, label, index):
         rounds[label, solver] = rounds.get((label, solver), 0) + 1
-        # "steady" decides numpy_lean (PASS) in its gate's fewest passes but never numpy_loop, so its worker stays in
+        # "steady" decides numpy_lean (CLEAR) in its gate's fewest passes but never numpy_loop, so its worker stays in
         # the passes the noisy copy's gate goes on to take numpy_lean to: those passes' values are not its gate's, and
         # would leave numpy_lean undecided if they were counted.
         calm = (label, solver) == ("steady", "numpy_lean") and rounds[label, solver] <= stages.MIN_PASSES * 6
@@ -102,7 +102,7 @@ def test_a_candidate_its_gate_has_decided_is_not_reopened_by_passes_timed_for_an
                                   stages.Stopping(0.10, max_passes=12), lambda text: None)
     assert len(timed.outcomes[1].log_ratios["steady"]) == 12  # timed in every pass, for the noisy copy's sake
     assert timed.gate_passes[("steady", lean)] == stages.MIN_PASSES and timed.gate_passes[("noisy", lean)] == 12
-    assert timed.verdicts("steady", stages.Stopping(0.10))[1].verdict == "pass"
+    assert timed.verdicts("steady", stages.Stopping(0.10))[1].verdict == "clear"
 
 
 def test_one_candidate_side_by_side_is_timed_and_judged_as_the_gate_itself_would_on_the_same_seed(monkeypatch):

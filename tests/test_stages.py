@@ -50,7 +50,7 @@ def test_the_screen_stops_once_a_threshold_slowdown_is_ruled_out_for_every_bench
     screen = stages.Stopping(0.10)
     outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
     assert len(counted) == stages.MIN_PASSES and {outcome.key.solver for outcome in outcomes} == {"numpy_loop", "numpy_lean"}
-    assert all(row.verdict == "pass" for row in stages.verdicts(outcomes, "candidate", screen))
+    assert all(row.verdict == "clear" for row in stages.verdicts(outcomes, "candidate", screen))
 
 
 def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_stops(fake_passes):
@@ -70,7 +70,7 @@ def test_an_undecided_benchmark_is_measured_to_the_most_passes_a_decided_one_sto
     assert fake_passes.imported == [None] + [["numpy_lean", "numpy_loop"]] * 7 + [["numpy_lean"]] * 4
     assert [len(outcome.log_ratios["candidate"]) for outcome in outcomes] == [8] * 2 + [12] * 2
     verdict = {row.benchmark: row.verdict for row in stages.verdicts(outcomes, "candidate", screen)}
-    assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
+    assert verdict == {"numpy_loop-cpu-n1000": "clear", "numpy_loop-cpu-n100000": "clear",
                        "numpy_lean-cpu-n1000": "inconclusive", "numpy_lean-cpu-n100000": "inconclusive"}
 
 
@@ -90,10 +90,10 @@ def test_a_regression_is_decided_in_the_fewest_passes_then_confirmed_alone(fake_
     counted = fake_passes(seconds)
     screen = stages.Stopping(0.10)
     outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, screen, seed=1, progress=lambda text: None)
-    assert len(counted) == stages.MIN_PASSES  # a clear regression is decided: it needs no more passes than a pass
+    assert len(counted) == stages.MIN_PASSES  # an obvious regression is decided: it needs no more passes than a CLEAR one
     rows = stages.verdicts(outcomes, "candidate", screen)
     verdict = {row.benchmark: row.verdict for row in rows}
-    assert verdict == {"numpy_loop-cpu-n1000": "pass", "numpy_loop-cpu-n100000": "pass",
+    assert verdict == {"numpy_loop-cpu-n1000": "clear", "numpy_loop-cpu-n100000": "clear",
                        "numpy_lean-cpu-n1000": "regression", "numpy_lean-cpu-n100000": "regression"}
     counted.clear()
     final = stages.confirmed(VERSIONS, 1, outcomes, rows, QUICK, 0.10, seed=2, progress=lambda text: None)
@@ -107,7 +107,7 @@ def test_a_flag_that_does_not_repeat_alone_is_reported_and_does_not_fail(fake_pa
     outcome = Outcome(Key("numpy_lean", "cpu", 1000), 100, 1, {"candidate": []})
     rows = [Verdict("regression", "numpy_lean-cpu-n1000", ratio=1.3)]
     (row,) = stages.confirmed(VERSIONS, 1, [outcome], rows, QUICK, 0.10, seed=2, progress=lambda text: None)
-    assert row.verdict == "unconfirmed" and row.why.startswith("regression in the screen, pass measured again")
+    assert row.verdict == "unconfirmed" and row.why.startswith("regression in the screen, clear measured again")
     assert not failed([row])
 
 

@@ -20,7 +20,7 @@ packages beneath them. Every benchmark of either version is screened in passes (
 perf/gate/interleave.py) and judged (perf/judge/rules.py); each one flagged is measured again alone.
 Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
 fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
-versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never a pass. A usage error (an unknown
+versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never passed. A usage error (an unknown
 device or solver, a revision that does not exist) exits 2 before anything is timed.
 """
 
@@ -38,6 +38,7 @@ from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.ending import ending, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
+from perf.judge import words
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import Key, cpus
 from perf.measure.environment import threads_argument
@@ -60,9 +61,9 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
     lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}; seed {seed}",
              f"  per benchmark: the mean over passes (fresh processes each) of the median log ratio of its paired "
              f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
-             f"  REGRESSION: slower than 1 + {threshold:.0%}/2 with the interval above 1; PASS: a {threshold:.0%} "
-             f"slowdown ruled out at {1 - RULED_OUT:.1%}. On identical versions at most {FALSE_ALARM_RATE:.0%} of "
-             f"runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
+             f"  {words.printed(words.REGRESSION)}: slower than 1 + {threshold:.0%}/2 with the interval above 1; "
+             f"{words.printed(words.CLEAR)}: a {threshold:.0%} slowdown ruled out at {1 - RULED_OUT:.1%}. On identical "
+             f"versions at most {FALSE_ALARM_RATE:.0%} of runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
              "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))
              + f"; workers on {cpus.affinity_setting(gate_affinity())}"]
     width = max((len(row.benchmark) for row in rows), default=10)
@@ -74,7 +75,8 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
             cells = f"{row.ratio:>7.3f}  {interval:<17} {row.passes:>6}  {row.steps:>6} × {row.calls:<5}"
         else:
             cells = f"{'-':>7}  {'':<17} {'':>6}  {'':>13}"
-        lines.append(f"  {row.benchmark:<{width}}  {row.verdict.upper():<12} {cells}" + (f"  ({row.why})" if row.why else ""))
+        lines.append(f"  {row.benchmark:<{width}}  {words.printed(row.verdict):<12} {cells}"
+                     + (f"  ({row.why})" if row.why else ""))
     lines.append(last_line)
     return "\n".join(lines)
 
@@ -125,7 +127,7 @@ def main(argv=None) -> int:
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
     parser.add_argument("--devices", help=f"comma-separated devices, of {','.join(DEVICES)} (default: cpu)")
     parser.add_argument(ALLOW_UNAVAILABLE, action="store_true",
-                        help="a device that nothing could be timed on (no GPU visible) passes, said in the report, "
+                        help="a device that nothing could be timed on (no GPU visible) is allowed, said in the report, "
                              "instead of NOT MEASURED: for a CPU-only runner in a CPU and GPU matrix")
     parser.add_argument("--sizes", help=f"comma-separated sizes n, among the suite's ({','.join(map(str, SIZES))}) "
                                         f"(default: {','.join(map(str, GATE_PROFILE.sizes))})")
@@ -187,7 +189,7 @@ def main(argv=None) -> int:
         print(f"python -m perf.gate: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except (GateError, WorkerStopped) as error:
-        print(f"gate NOT MEASURED: {error}")
+        print(f"gate {words.NOT_MEASURED}: {error}")
         return NOT_MEASURED
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)

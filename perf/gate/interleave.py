@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from perf.gate.versions import GateError, GateUsageError
+from perf.judge.words import ERROR, MISSING, NEW, SKIPPED
 from perf.measure import Key
 from perf.measure import cpus
 from perf.measure.worker import Worker
 from solvers import REGISTRY
 
 # The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
-# A/A runs its intervals were narrower pinned, so a real slowdown clears them sooner (docs/gate.md).
+# A/A runs its intervals were narrower pinned, so a real slowdown lies beyond them sooner (docs/gate.md).
 GATE_THREADS = 1
 
 # Short rounds: a pair of them spans well under a tenth of a second, inside one machine state.
@@ -91,16 +92,16 @@ def availability(key: Key, found: dict, labels: list[str]) -> Unjudged | None:
     """Why a benchmark cannot be compared (lost, new, skipped everywhere, or lost by a version), or None."""
     present = [label for label in labels if key.device in found[label].get(key.solver, {})]
     if not present:  # a device the solver does not run on, in either version: nothing to time, not a new benchmark
-        return Unjudged("skipped", f"skipped: {key.solver} does not run on {key.device}")
+        return Unjudged(SKIPPED, f"{SKIPPED}: {key.solver} does not run on {key.device}")
     if len(present) < len(labels):
-        return Unjudged("new", "new") if labels[0] not in present else Unjudged("missing", "missing")
+        return Unjudged(NEW, NEW) if labels[0] not in present else Unjudged(MISSING, MISSING)
     reasons = {label: found[label][key.solver][key.device] for label in labels}
     if all(reasons.values()):
-        return Unjudged("skipped", f"skipped: {reasons[labels[0]]}")
+        return Unjudged(SKIPPED, f"{SKIPPED}: {reasons[labels[0]]}")
     if reasons[labels[0]]:
-        return Unjudged("new", f"new: the baseline cannot run it ({reasons[labels[0]]})")
+        return Unjudged(NEW, f"{NEW}: the baseline cannot run it ({reasons[labels[0]]})")
     if lacking := [label for label in labels if reasons[label]]:
-        return Unjudged("error", f"error on {lacking[0]}: {reasons[lacking[0]]}")
+        return Unjudged(ERROR, f"{ERROR} on {lacking[0]}: {reasons[lacking[0]]}")
     return None
 
 
@@ -113,7 +114,7 @@ def planned(worker, outcome: Outcome, most_steps: int) -> None:
         outcome.steps, outcome.calls = reply["steps"], reply["calls"]
     else:
         why = reply.get("error") or reply.get("missing")
-        outcome.unjudged = Unjudged("error", f"error on {worker.version.label} while sizing its rounds: {why}")
+        outcome.unjudged = Unjudged(ERROR, f"{ERROR} on {worker.version.label} while sizing its rounds: {why}")
 
 
 def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Outcome]:
@@ -190,21 +191,21 @@ def trial(workers: dict, order: list[str], baseline: str, outcome: Outcome, pass
                                         "steps": outcome.steps, "calls": outcome.calls})
             opened.append(label)
             if "setup_s" not in reply:
-                outcome.unjudged = Unjudged("error", f"error on {label}: {reply.get('error') or reply.get('missing')}")
+                outcome.unjudged = Unjudged(ERROR, f"{ERROR} on {label}: {reply.get('error') or reply.get('missing')}")
                 return
         rounds = {label: [] for label in order}
         for index in range(ROUNDS_PER_TRIAL):
             for label in round_order(order, pass_index * ROUNDS_PER_TRIAL + index):  # rows go on from pass to pass
                 reply = workers[label].ask({"op": "round"})
                 if "round_s" not in reply:
-                    outcome.unjudged = Unjudged("error", f"error on {label}: {reply.get('error')}")
+                    outcome.unjudged = Unjudged(ERROR, f"{ERROR} on {label}: {reply.get('error')}")
                     return
                 rounds[label].append(reply["round_s"])
     finally:
         for label in opened:
             reply = workers[label].ask({"op": "close"})
             if "error" in reply and outcome.unjudged is None:
-                outcome.unjudged = Unjudged("error", f"error on {label}: {reply['error']}")
+                outcome.unjudged = Unjudged(ERROR, f"{ERROR} on {label}: {reply['error']}")
     if outcome.unjudged:
         return
     for label in order:

@@ -1,7 +1,7 @@
 """The gate's measurement in stages: a screen of every benchmark, more passes for those not yet decided, within a
 budget, then a confirmation of each flagged one, alone, on fresh processes, new seed.
 
-A benchmark is decided once its verdict is PASS, REGRESSION or IMPROVEMENT (perf/judge/rules.py): it stops there,
+A benchmark is decided once its verdict is CLEAR, REGRESSION or IMPROVEMENT (perf/judge/rules.py): it stops there,
 and the time left goes to the ones still undecided, so the noisiest get the most passes. A flagged benchmark (a
 regression, a wrong answer, a crash) fails the gate only if its confirmation flags it again: a real slowdown shows
 in both, a passing state of the machine or a flaky crash in one. The screen's false-alarm rate is FALSE_ALARM_RATE
@@ -17,9 +17,10 @@ from perf.gate.interleave import (Outcome, alternated, benchmarks_of, listings, 
                                   started_for_pass)
 from perf.judge.outcome import DEFAULT_THRESHOLD
 from perf.judge.rules import FALSE_ALARM_RATE, Verdict, judged
+from perf.judge.words import ERROR, INCONCLUSIVE, REGRESSION, UNCONFIRMED
 
 # Every live benchmark's passes before any may stop. Few: the t interval at so few degrees of freedom is wide, so a
-# benchmark decided this soon is decided by a clear margin, and the trials the steady ones save go to the undecided
+# benchmark decided this soon is decided by a wide margin, and the trials the steady ones save go to the undecided
 # (chosen by replaying the noise study's recorded passes: docs/results/gate-design.md section 9).
 MIN_PASSES = 5
 MAX_PASSES = 40
@@ -53,7 +54,7 @@ class Stopping:
         return judged(values, self.threshold, self.alpha(live))
 
     def decided(self, values: list[float], live: int) -> bool:
-        return len(values) >= self.min_passes and self.judged(values, live).verdict != "inconclusive"
+        return len(values) >= self.min_passes and self.judged(values, live).verdict != INCONCLUSIVE
 
     def keeps(self, values: list[float], pass_index: int, spent_s: float, benchmarks: int, live: int) -> bool:
         """Whether a gate that has spent spent_s on its passes of `benchmarks` times one with these values again."""
@@ -166,7 +167,7 @@ def confirmation(versions: list, threads: int, keys: list, profile, stopping: St
 
 
 def flagged_keys(outcomes: list[Outcome], rows: list[Verdict]) -> list:
-    return [outcome.key for outcome, row in zip(outcomes, rows) if row.verdict in ("regression", "error")]
+    return [outcome.key for outcome, row in zip(outcomes, rows) if row.verdict in (REGRESSION, ERROR)]
 
 
 def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[Verdict], profile, threshold: float,
@@ -182,7 +183,7 @@ def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[
         elif check.verdict == row.verdict:
             final.append(replace(check, screening=row, why=f"confirmed: {row.why or 'flagged again, alone'}"))
         else:
-            final.append(replace(row, verdict="unconfirmed", confirmation=check,
+            final.append(replace(row, verdict=UNCONFIRMED, confirmation=check,
                                  why=f"{row.verdict} in the screen, {check.verdict} measured again alone"
                                      + (f" ({row.why})" if row.why else "")))
     return final

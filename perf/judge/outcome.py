@@ -4,11 +4,11 @@ the one spelling of the threshold both take."""
 import argparse
 
 # Exit statuses, the same in `python -m perf.gate` and `pytest perf/ --benchmark-compare` (docs/usage.md). A usage
-# error keeps its command's own: argparse's 2 for the gate, pytest's 4. NOT_MEASURED lies clear of pytest's own
+# error keeps its command's own: argparse's 2 for the gate, pytest's 4. NOT_MEASURED lies apart from pytest's own
 # statuses (0-6), so that a CI step can tell "nothing was measured" from a slowdown, a crash or a typo.
 PASSED, FAILED, NOT_MEASURED = 0, 1, 10
 
-# The option that lets a device nothing could be timed on pass (a CPU-only runner in a CPU and GPU matrix), said.
+# The option that allows a device nothing could be timed on (a CPU-only runner in a CPU and GPU matrix), said.
 ALLOW_UNAVAILABLE = "--allow-unavailable-devices"
 
 # The slowdown a verdict must catch, the gate's and the comparison's alike.

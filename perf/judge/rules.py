@@ -4,10 +4,12 @@ import math
 from dataclasses import asdict, dataclass
 
 from perf.judge.statistics import Interval, mean_and_error, shift_interval, t_quantile
+from perf.judge.words import (CANT_TELL, CLEAR, FASTER, IMPROVEMENT, INCONCLUSIVE, REGRESSION, SLOWER,
+                              UNCHANGED)
 
 # The gate's rule ------------------------------------------------------------------------------------------------
 FALSE_ALARM_RATE = 0.05  # per gate run across all its benchmarks, before confirmation
-# A threshold slowdown ruled out at this level: the benchmark passes, and needs no more passes. The gate looks again
+# A threshold slowdown ruled out at this level: the benchmark is CLEAR, and needs no more passes. The gate looks again
 # after every pass and stops at the first verdict, so the chance that a slowdown of exactly the threshold is ruled out
 # adds up over the looks a noisy benchmark takes; this level keeps it small where a pass scatters by 0.1 (chosen by
 # resampling the noise study's recorded passes: docs/results/gate-design.md section 10).
@@ -64,31 +66,30 @@ def judged(values: list[float], threshold: float, alpha: float) -> Verdict:
       FALSE_ALARM_RATE of gate runs on two identical versions flag any benchmark at all (nominally: the gate looks
       again at each pass past the fewest, perf/gate/stages.py; the noise study measures the rate).
     - IMPROVEMENT: the mirror image.
-    - PASS: a slowdown of the threshold is ruled out, one-sided at RULED_OUT.
+    - CLEAR: no IMPROVEMENT, and a slowdown of the threshold ruled out, one-sided at RULED_OUT.
     - INCONCLUSIVE: none of these; the verdict says the smallest slowdown the run could have detected.
     """
     passes = len(values)
     if passes < 2:
-        return Verdict("inconclusive", passes=passes, why="fewer than two passes")
+        return Verdict(INCONCLUSIVE, passes=passes, why="fewer than two passes")
     mean, error = mean_and_error(values)
     reach = t_quantile(1 - alpha, passes) * error
     low, high, half = mean - reach, mean + reach, math.log1p(threshold / 2)
     interval = {"ratio": math.exp(mean), "low": math.exp(low), "high": math.exp(high), "coverage": 1 - 2 * alpha,
                 "passes": passes}
     if low > 0 and mean > half:
-        return Verdict("regression", **interval)
+        return Verdict(REGRESSION, **interval)
     if high < 0 and mean < -half:
-        return Verdict("improvement", **interval)
+        return Verdict(IMPROVEMENT, **interval)
     if ruled_out(values, threshold):
-        return Verdict("pass", **interval)
+        return Verdict(CLEAR, **interval)
     detectable = math.exp(max(half, reach) + t_quantile(POWER, passes) * error)
     why = f"a slowdown of {threshold:.0%} is not ruled out; this run could have detected {detectable:.2f}x"
-    return Verdict("inconclusive", **interval, detectable=detectable, why=why)
+    return Verdict(INCONCLUSIVE, **interval, detectable=detectable, why=why)
 
 
 # The comparison's rule ------------------------------------------------------------------------------------------
 CHANGE_CONFIDENCE = 0.99  # the least coverage the comparison's change interval is chosen for, two-sided
-VERDICTS = ("slower", "faster", "unchanged", "can't tell")
 
 
 def change_verdict(then: list[float], now: list[float], threshold: float) -> tuple[Interval, str, float | None]:
@@ -115,14 +116,14 @@ def change_verdict(then: list[float], now: list[float], threshold: float) -> tup
     change = Interval(*(math.exp(value) for value in log_shift[:3]), log_shift.coverage)
     limit = math.log1p(threshold)
     if log_shift.low > limit:
-        verdict = "slower"
+        verdict = SLOWER
     elif log_shift.high < -limit:
-        verdict = "faster"
+        verdict = FASTER
     elif -limit < log_shift.low and log_shift.high < limit:
-        verdict = "unchanged"
+        verdict = UNCHANGED
     else:
-        verdict = "can't tell"
-    return change, verdict, smallest_slowdown_called(change, threshold) if verdict == "can't tell" else None
+        verdict = CANT_TELL
+    return change, verdict, smallest_slowdown_called(change, threshold) if verdict == CANT_TELL else None
 
 
 def smallest_slowdown_called(change: Interval, threshold: float) -> float:
@@ -143,4 +144,4 @@ def precise_enough(ratios: list[float], threshold: float) -> bool:
     room to spare; at the whole threshold, an identical pair stopped there would be called UNCHANGED about half the
     time. A run takes more trials until this holds (perf/measure/schedule.py), so its verdict's rule is this one.
     """
-    return len(ratios) >= 2 and change_verdict(ratios, ratios, threshold / 2)[1] == "unchanged"
+    return len(ratios) >= 2 and change_verdict(ratios, ratios, threshold / 2)[1] == UNCHANGED

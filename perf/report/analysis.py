@@ -10,8 +10,8 @@ from perf.measure import TIMING_REFERENCE, Key
 from perf.report.rows import Row
 
 REFERENCE_SOLVER = TIMING_REFERENCE[0]
-# What a step could cost: every step one fused, vectorized pass (the CPU's roofline), and the algebraic limit,
-# which needs no pass over the data per step at all (a 2x2 affine map on five sums).
+# What a step could cost: every step one fused, vectorized sweep (the CPU's roofline), and the algebraic limit,
+# which needs no sweep over the data per step at all (a 2x2 affine map on five sums).
 ROOFLINE_SOLVER, ALGEBRAIC_LIMIT_SOLVER = "numba_fused", "numpy_affine_limit"
 QUESTION_N = 1_000  # the size the question is about
 # "Slightly outside" the measured sizes: within one decade, as the sizes are spaced by decades.

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from perf.gate.versions import has_commit
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
-from perf.judge.rules import CHANGE_CONFIDENCE, VERDICTS, change_verdict
+from perf.judge import words
+from perf.judge.rules import CHANGE_CONFIDENCE, change_verdict
 from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.cpus import FREE, recorded_affinity
@@ -58,9 +59,12 @@ def differences(then: dict, now: dict, entries=ENVIRONMENT + STAND_INS) -> list[
 
 
 def environment_line(then: dict, now: dict) -> str | None:
-    """One line naming what differs between the two runs' environments, or None."""
-    found = differences(then, now)
-    return f"Not like with like: {'; '.join(found)}." if found else None
+    """One line naming what differs between the two runs' environments, or None. A stand-in is said apart: the
+    comparison judges it, where runs not like with like are NOT MEASURED."""
+    said = [f"{label}: {'; '.join(found)}." for label, entries in ((words.NOT_LIKE_WITH_LIKE.capitalize(), ENVIRONMENT),
+                                                                   (words.SLOWED, STAND_INS))
+            if (found := differences(then, now, entries))]
+    return " ".join(said) or None
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,7 @@ def gate_line(then_document: dict, undecided: list[Compared], threshold: float, 
     options = [f"--benchmarks {','.join(result.key.name for result in undecided)}"]
     if threshold != DEFAULT_THRESHOLD:
         options.append(f"--threshold {threshold:.0%}")
-    return (f"CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
+    return (f"{words.printed(words.CANT_TELL)} is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
             f"beside the working tree (--decide runs it): python -m perf.gate {commit[:10]} {' '.join(options)}")
 
 
@@ -148,24 +152,24 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     lines.append(f"{'benchmark':<{width}}  {'then':>9}  {'now':>9}  {'change':<24}  verdict")
     for name, result in found:
         change = f"{result.change.value:.3f} ({result.change.low:.3f} to {result.change.high:.3f})"
-        verdict = result.verdict.upper()
+        verdict = words.printed(result.verdict)
         if result.detectable:
             verdict += f" (these runs could call a slowdown of {result.detectable - 1:.0%} or more)"
         lines.append(f"{name:<{width}}  {result.then:>9.4g}  {result.now:>9.4g}  {change:<24}  {verdict}")
     results = [result for _, result in found]
-    undecided = [result for result in results if result.verdict == "can't tell"]
+    undecided = [result for result in results if result.verdict == words.CANT_TELL]
     why_not, allowed = uncounted(then_fssgd, now_fssgd, results, devices, allow_unavailable)
     # A gate is minutes: it runs only where its verdicts would count.
     decision = decide(then_document, undecided, threshold) if decide and undecided and not why_not else None
     if decision:
         lines += decision.lines
         results = [decision.decided.get(result.key, result) for result in results]
-    counts = {verdict: sum(result.verdict == verdict for result in results) for verdict in VERDICTS}
-    lines.append(", ".join(f"{count} {verdict.upper()}" for verdict, count in counts.items() if count))
+    counts = {verdict: sum(result.verdict == verdict for result in results) for verdict in words.COMPARISON_VERDICTS}
+    lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict, count in counts.items() if count))
     if undecided and not decision:
         lines.append(gate_line(then_document, undecided, threshold, commit_here))
     lines += allowed
-    slower = [result for result in results if result.verdict == "slower"]
+    slower = [result for result in results if result.verdict == words.SLOWER]
     if decision:
         return Comparison(lines, slower, decision.not_measured, decision.failed)
     return Comparison(lines, slower, why_not)
@@ -175,11 +179,11 @@ def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], device
               allow_unavailable: bool) -> tuple[str | None, list[str]]:
     """Why a comparison's verdicts do not count (NOT MEASURED), or None; and the lines that say what was allowed."""
     if unlike := differences(then_fssgd, now_fssgd, ENVIRONMENT):
-        return f"not like with like ({'; '.join(unlike)}): its verdicts do not count", []
+        return f"{words.NOT_LIKE_WITH_LIKE} ({'; '.join(unlike)}): its verdicts do not count", []
     if missed := [device for device in devices if not any(result.key.device == device for result in results)]:
         said = f"nothing judged on {', '.join(missed)}, which --devices asked for"
         if not allow_unavailable:
-            return f"{said} ({ALLOW_UNAVAILABLE} passes a device with nothing to compare)", []
+            return f"{said} ({ALLOW_UNAVAILABLE} allows a device with nothing to compare)", []
         return None, [f"{said[0].upper()}{said[1:]}: allowed by {ALLOW_UNAVAILABLE}."]
     return None, []
 

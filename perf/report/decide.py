@@ -10,6 +10,7 @@ from pathlib import Path
 
 from perf.gate.ending import FAILING
 from perf.gate.versions import ROOT, has_commit
+from perf.judge import words
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.statistics import Interval
 from perf.measure import cpus
@@ -17,8 +18,11 @@ from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report.compare import Compared, gated_commit
 
 # The gate's verdicts that decide a row, as the comparison says them. INCONCLUSIVE and UNCONFIRMED (a flag that did
-# not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions.
-DECIDED_AS = {"regression": "slower", "improvement": "faster", "pass": "unchanged"}
+# not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions. The
+# gate's rules are not the comparison's (docs/measurement.md#glossary): CLEAR rules out a slowdown of the threshold,
+# one-sided, where UNCHANGED rules out a change either way; a row so decided says "decided by the gate".
+CANT_TELL = words.printed(words.CANT_TELL)  # as the comparison's rows print it
+DECIDED_AS = {words.REGRESSION: words.SLOWER, words.IMPROVEMENT: words.FASTER, words.CLEAR: words.UNCHANGED}
 # The gate's verdicts that fail the run whatever --fail-on-slower says: an error that repeated (a wrong answer, a
 # crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
 FAILS = tuple(verdict for verdict in FAILING if verdict not in DECIDED_AS)
@@ -77,13 +81,13 @@ def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: f
     last line), as gate_process."""
     commit, why_not = gated_commit(then_document, commit_here)
     if commit is None:
-        return Decision(lines=[f"--decide: {why_not} The CAN'T TELL rows stay so."])
+        return Decision(lines=[f"--decide: {why_not} The {CANT_TELL} rows stay so."])
     with tempfile.TemporaryDirectory(prefix="fssgd-decide-") as folder:
         report = Path(folder) / "gate.json"
         command = gate_command(commit, undecided, threshold, affinity, threads, report,
                                os.environ.get(SLOWDOWN_VARIABLE, ""))
         say(f"fssgd-bench: --decide: the gate times {commit[:10]} beside the working tree for the "
-            f"{len(undecided)} CAN'T TELL row{'s' * (len(undecided) != 1)}: python {' '.join(command[1:])}")
+            f"{len(undecided)} {CANT_TELL} row{'s' * (len(undecided) != 1)}: python {' '.join(command[1:])}")
         try:
             status, last_line = run_gate(command, say)
         except OSError as error:
@@ -91,7 +95,7 @@ def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: f
         saved = json.loads(report.read_text()) if report.exists() else None
     if status not in (PASSED, FAILED) or saved is None:
         why = (saved or {}).get("ending") or last_line or f"it exited {status}"
-        return Decision(not_measured=f"--decide: the gate on the CAN'T TELL rows measured nothing to stand behind: "
+        return Decision(not_measured=f"--decide: the gate on the {CANT_TELL} rows measured nothing to stand behind: "
                                      f"{why}")
     return decision_of(undecided, {row["benchmark"]: row for row in saved["rows"]})
 
@@ -102,17 +106,17 @@ def decision_of(undecided: list[Compared], rows: dict) -> Decision:
     for result in undecided:
         name, row = result.key.name, rows.get(result.key.name)
         if row is None:
-            lines.append(f"not decided by the gate: {name} CAN'T TELL (not in the gate's report)")
+            lines.append(f"not decided by the gate: {name} {CANT_TELL} (not in the gate's report)")
         elif verdict := DECIDED_AS.get(row["verdict"]):
             change = Interval(row["ratio"], row["low"], row["high"], row.get("coverage", 1.0))
             decided[result.key] = replace(result, verdict=verdict, change=change, detectable=None, by_gate=True)
-            lines.append(f"decided by the gate: {name} {verdict.upper()} ({gate_figures(row)})")
+            lines.append(f"decided by the gate: {name} {words.printed(verdict)} ({gate_figures(row)})")
         elif row["verdict"] in FAILS:
             errors.append(f"{name} ({row.get('why') or row['verdict']})")
-            lines.append(f"the gate found an error: {name} {row['verdict'].upper()} ({row.get('why', '')})")
+            lines.append(f"the gate found an error: {name} {words.printed(row['verdict'])} ({row.get('why', '')})")
         else:
             figures = f"; {gate_figures(row)}" if row.get("ratio") else ""
-            lines.append(f"not decided by the gate: {name} CAN'T TELL (gate {row['verdict'].upper()}"
+            lines.append(f"not decided by the gate: {name} {CANT_TELL} (gate {words.printed(row['verdict'])}"
                          + (f": {row['why']}" if row.get("why") else "") + f"{figures})")
     return Decision(decided, lines, failed=f"the gate found errors: {', '.join(errors)}" if errors else None)
 

@@ -1,5 +1,6 @@
 """The answer printed after every timed run: µs per step, × numpy_loop with its interval, where a tf1_feed_dict step goes."""
 
+from perf.judge import words
 from perf.measure.cpus import FREE, recorded_affinity
 from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.progress import listed
@@ -23,8 +24,8 @@ def setting(fssgd: dict) -> str:
         f"threads: {fssgd['threads_setting']}",
         recorded_affinity(fssgd),
         tensorflow and f"oneDNN: {onednn(fssgd)}",
-        fssgd["slowdown"] and f"SLOWED on purpose by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
-        fssgd["shrink"] and f"SHRUNK {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",
+        fssgd["slowdown"] and f"{words.SLOWED} by {SLOWDOWN_VARIABLE}={fssgd['slowdown']} (test tooling)",
+        fssgd["shrink"] and f"{words.SHRUNK} {fssgd['shrink']:,}x by {SHRINK_VARIABLE} (test tooling: not the profile's figures)",
     ]))
 
 

@@ -37,6 +37,7 @@ from perf import gate
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
 from perf.judge.rules import FALSE_ALARM_RATE, POWER
 from perf.judge.statistics import t_quantile
+from perf.judge.words import CLEAR, IMPROVEMENT, INCONCLUSIVE, MISSING, NEW, REGRESSION, SKIPPED, verdict_read
 from perf.measure import cpus
 from perf.measure.environment import threads_argument
 from perf.measure.profiles import PROFILES
@@ -173,7 +174,7 @@ def comparisons(repeats: list[dict]):
         condition = ", noisy neighbour" if repeat["neighbour"] else ", quiet"
         for label, rows in repeat["screening"].items():
             for name, row in rows.items():
-                if row["verdict"] not in ("skipped", "new", "missing"):
+                if row["verdict"] not in (SKIPPED, NEW, MISSING):
                     yield kind_of(label, name, repeat.get("factors", {}).get(label, "")) + condition, label, name, row, repeat
 
 
@@ -184,10 +185,10 @@ def tallies(repeats: list[dict]) -> dict:
         tally = found.setdefault(kind, {}).setdefault(name, [0, 0, 0, 0, 0])
         again = repeat["confirmation"].get(label, {}).get(name, {}).get("verdict")
         tally[0] += 1
-        tally[1] += row["verdict"] == "regression"
-        tally[2] += row["verdict"] == "regression" and again == "regression"
-        tally[3] += row["verdict"] == "improvement"
-        tally[4] += row["verdict"] == "inconclusive"
+        tally[1] += row["verdict"] == REGRESSION
+        tally[2] += row["verdict"] == REGRESSION and again == REGRESSION
+        tally[3] += row["verdict"] == IMPROVEMENT
+        tally[4] += row["verdict"] == INCONCLUSIVE
     return found
 
 
@@ -236,8 +237,8 @@ def replayed(repeats: list[dict], min_passes: int, threshold: float = DEFAULT_TH
                     row["passes"])
         verdict = rule.judged(values[:stop], live).verdict
         tally = found.setdefault(kind, [0] * 7)
-        for index, hit in enumerate((True, verdict == "regression", verdict == "improvement",
-                                     verdict == "inconclusive", verdict != row["verdict"])):
+        for index, hit in enumerate((True, verdict == REGRESSION, verdict == IMPROVEMENT,
+                                     verdict == INCONCLUSIVE, verdict != verdict_read(row["verdict"]))):
             tally[index] += hit
         tally[5] += stop
         tally[6] += row["passes"]
@@ -286,7 +287,7 @@ def resampled(repeats: list[dict], draws: int, threshold: float = DEFAULT_THRESH
     slowdown of the threshold, as the study's busy wait moves them. So every benchmark gets as many comparisons as asked, on the
     noise a machine showed, where a live repeat gives it one or two. Passes are drawn independently and the budget is
     not modelled (a comparison stops at the most passes). condition -> benchmark -> factor -> [(outcome, screening
-    passes)], the outcome confirmed, unconfirmed, pass, improvement or inconclusive."""
+    passes)], the outcome confirmed, unconfirmed, clear, improvement or inconclusive."""
     rng, screen, again = random.Random(seed), gate.screening(threshold), gate.confirming(threshold)
     found = {}
     for condition, pools in exchangeable_pools(repeats).items():
@@ -295,8 +296,8 @@ def resampled(repeats: list[dict], draws: int, threshold: float = DEFAULT_THRESH
                 comparisons = found.setdefault(condition, {}).setdefault(name, {}).setdefault(factor, [])
                 for _ in range(draws):
                     verdict, passes = drawn_verdict(rng, pool, math.log(factor), screen, len(pools))
-                    if verdict == "regression":
-                        confirmed = drawn_verdict(rng, pool, math.log(factor), again, 1)[0] == "regression"
+                    if verdict == REGRESSION:
+                        confirmed = drawn_verdict(rng, pool, math.log(factor), again, 1)[0] == REGRESSION
                         verdict = "confirmed" if confirmed else "unconfirmed"
                     comparisons.append((verdict, passes))
     return found
@@ -318,11 +319,11 @@ def format_resampled(found: dict, draws: int, threshold: float = DEFAULT_THRESHO
         lines.append(f"{condition}: on identical versions a gate run of {len(by_name)} benchmarks flags one "
                      f"{flagged:.1%} of the time (the sum over them), fails {failing:.2%}, and times {trials:.0f} "
                      f"trials in its screen (the sum of their means); each benchmark, lowest "
-                     f"catch first: a {slowed:g}x slowdown caught and confirmed, its wrong PASS, and the median "
+                     f"catch first: a {slowed:g}x slowdown caught and confirmed, its wrong CLEAR, and the median "
                      f"screening passes on identical versions")
         for name, factors in sorted(by_name.items(), key=lambda item: share(item[1][slowed], "confirmed")):
             passes = statistics.median(passes for _, passes in factors[1.0])
-            lines.append(f"    {name} {share(factors[slowed], 'confirmed'):.1%}, {share(factors[slowed], 'pass'):.1%}, "
+            lines.append(f"    {name} {share(factors[slowed], 'confirmed'):.1%}, {share(factors[slowed], CLEAR):.1%}, "
                          f"{passes:g}")
     return "\n".join(lines)
 
