@@ -105,8 +105,9 @@ def pytest_configure(config):
     # One storage folder per environment; runs before pytest-benchmark's own (trylast) configure reads it.
     if getattr(config.option, "benchmark_storage", None) == DEFAULT_STORAGE:
         config.option.benchmark_storage = f"file://./{runs_folder(config.getoption('cpu_affinity'))}"
+    like = lambda fssgd: not compare.differences(fssgd, described(config), compare.ENVIRONMENT)  # noqa: E731
     try:
-        config.stash[STORAGE_WARNINGS] = check_storage(config.option)
+        config.stash[STORAGE_WARNINGS] = check_storage(config.option, like)
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     except NotMeasured as error:
@@ -227,9 +228,10 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
 
 
 def described(config) -> dict:
-    """The run's environment (machine_info.fssgd), described by its first reader (pytest-benchmark loading the saved
-    run, else saving this one), then only read. Not at our configure: it imports TensorFlow, which runs that read none
-    of it need not; any later point gives the same, as describe() imports it itself (perf/measure/environment.py)."""
+    """The run's environment (machine_info.fssgd), described by its first reader (choosing the saved run to compare
+    with, else saving this one), then only read. At our configure only for a comparison, which reads it there anyway:
+    it imports TensorFlow, which runs that read none of it need not; any later point gives the same, as describe()
+    imports it itself (perf/measure/environment.py)."""
     if ENVIRONMENT not in config.stash:
         config.stash[ENVIRONMENT] = environment.describe(config.getoption("profile"), config.getoption("cpu_affinity"))
     return config.stash[ENVIRONMENT]

@@ -63,6 +63,12 @@ def newest_run(folder) -> Path:
     return max(candidates, key=lambda path: (path.stat().st_mtime, path.name))
 
 
+def environment_folders(root=Path(SAVED_RUNS)) -> list[Path]:
+    """The folders in root that hold a run, one per environment (storage_key; tox's too), by name."""
+    return sorted(folder for folder in Path(root).glob("*/") if folder.is_dir()
+                  and any(path.is_file() for path in folder.rglob("*.json")))
+
+
 def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
     """Folders pytest-benchmark reads and writes: the folders given, .benchmarks, and saved runs' storage."""
     folders = [path for path in given if path.is_dir()]
@@ -74,13 +80,16 @@ def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
 # Checked before a benchmark session --------------------------------------------------------------------------------
 
 
-def check_storage(option) -> list[str]:
+def check_storage(option, like=None) -> list[str]:
     """StorageError before any benchmark runs when a result could not be written or a saved run it names is not
     there; NotMeasured when there is no saved run to compare with, or the one to compare cannot be read. Returns a
     warning for each other saved run that cannot be read (left out, as pytest-benchmark leaves it out).
 
-    pytest-benchmark would find out only at the end, with a traceback, compare against an older run than the
-    one asked for, or say it cannot compare and pass. Nothing here modifies or deletes a saved run.
+    --benchmark-compare with no run named is pointed at the newest saved run like this one (like(fssgd): its
+    machine_info.fssgd records this run's environment), else the newest: pytest-benchmark's own choice is the newest
+    of any kind, and a --benchmark-storage that free and pinned runs share would make a pinned run after a free one
+    NOT MEASURED. pytest-benchmark would find the rest out only at the end, with a traceback, compare against an older
+    run than the one asked for, or say it cannot compare and pass. Nothing here modifies or deletes a saved run.
     """
     if not hasattr(option, "benchmark_storage"):
         return []  # pytest-benchmark is not loaded (-p no:benchmark)
@@ -100,9 +109,13 @@ def check_storage(option) -> list[str]:
         path = Path(option.benchmark_json)
         if reason := "it is a folder" if path.is_dir() else unwritable(path.parent, create=False):
             raise StorageError(f"--benchmark-json: cannot write {path} ({reason})")
-    if compare := option.benchmark_compare:
-        return check_saved_runs(folder, get_machine_id(), compare)
-    return []
+    if not (compare := option.benchmark_compare):
+        return []
+    if compare is not True:
+        return check_named_runs(folder, get_machine_id(), compare)
+    chosen, warnings = newest_like(folder, get_machine_id(), like or (lambda fssgd: True))
+    option.benchmark_compare = str(chosen)  # pytest-benchmark loads a path given as it is
+    return warnings
 
 
 def unwritable(folder: Path, create: bool) -> str | None:
@@ -116,31 +129,56 @@ def unwritable(folder: Path, create: bool) -> str | None:
         return error.strerror or str(error)
 
 
-def check_saved_runs(folder: Path, machine_id: str, compare) -> list[str]:
-    """Refuse --benchmark-compare when no saved run is there, the one it names is not, or the one it would compare
-    (the newest, or those it names) cannot be read; a warning for each other saved run that cannot be read."""
+def saved_runs(folder: Path, machine_id: str, *names) -> list[Path]:
+    """The saved runs pytest-benchmark's own lookup finds (every numbered one, or those names match), oldest first, so
+    the files checked are exactly the ones it would load."""
     from pytest_benchmark.storage.file import FileStorage
 
-    # pytest-benchmark's own lookup, so the files checked are exactly the ones it would load.
-    storage = FileStorage(folder, logger=None, default_machine_id=machine_id)
-    saved = storage.query("[0-9][0-9][0-9][0-9]_")
-    if compare is True and not saved:
-        raise NotMeasured(f"--benchmark-compare: no saved run in {folder / machine_id} to compare with (a first run, "
-                          f"or another environment's folder: save one with --benchmark-autosave)")
-    candidates = saved if compare is True else storage.query(compare)
+    return FileStorage(folder, logger=None, default_machine_id=machine_id).query(*names or ("[0-9][0-9][0-9][0-9]_",))
+
+
+def cannot_compare(broken: list[str]) -> NotMeasured:
+    return NotMeasured(f"--benchmark-compare: the saved run to compare with cannot be read, so nothing was run; it "
+                       f"is left as it is (move it out of the folder, or name another with "
+                       f"--benchmark-compare=NNNN): {'; '.join(broken)}")
+
+
+def check_named_runs(folder: Path, machine_id: str, compare: str) -> list[str]:
+    """Refuse --benchmark-compare=NAME when no saved run matches it, or one it matches cannot be read (pytest-benchmark
+    compares every run the name matches)."""
+    candidates = saved_runs(folder, machine_id, compare)
     if not candidates:
+        saved = saved_runs(folder, machine_id)
         raise StorageError(f"--benchmark-compare={compare}: no saved run matches it in {folder / machine_id} "
                            f"(saved: {', '.join(path.name for path in saved) or 'none'}), so nothing was run")
-    # pytest-benchmark compares the newest run it can read, or every run the name matches.
-    compared = candidates[-1:] if compare is True else candidates
-    if broken := [f"{path}: {error}" for path in compared if (error := unreadable(path))]:
-        raise NotMeasured(f"--benchmark-compare: the saved run to compare with cannot be read, so nothing was run; it "
-                          f"is left as it is (move it out of the folder, or name another with "
-                          f"--benchmark-compare=NNNN): {'; '.join(broken)}")
-    if compare is not True:
-        return []
-    return [f"{path} cannot be read ({error}): left out; only {compared[0].name} is compared"
-            for path in saved[:-1] if (error := unreadable(path))]
+    if broken := [f"{path}: {error}" for path in candidates if (error := unreadable(path))]:
+        raise cannot_compare(broken)
+    return []
+
+
+def newest_like(folder: Path, machine_id: str, like) -> tuple[Path, list[str]]:
+    """The saved run --benchmark-compare compares with: the newest whose machine_info.fssgd is like(fssgd), else the
+    newest (its comparison then says what differs, and counts neither way); a warning for each older one that cannot
+    be read. NotMeasured where there is none, or a newer one than it cannot be read: that might be the one meant."""
+    saved = saved_runs(folder, machine_id)
+    if not saved:
+        raise NotMeasured(f"--benchmark-compare: no saved run in {folder / machine_id} to compare with (a first run, "
+                          f"or another environment's folder: save one with --benchmark-autosave)")
+    broken, chosen = {}, None
+    for path in reversed(saved):
+        try:
+            fssgd = read_run(path)["machine_info"].get("fssgd")
+        except RunError as error:
+            broken[path] = str(error)
+            continue
+        if isinstance(fssgd, dict) and like(fssgd):
+            chosen = path
+            break
+    at = saved.index(chosen) if chosen else len(saved) - 1
+    if newer := [f"{path}: {broken[path]}" for path in saved[at:] if path in broken]:
+        raise cannot_compare(newer)
+    return saved[at], [f"{path} cannot be read ({error}): left out; only {saved[at].name} is compared"
+                       for path in saved[:at] if (error := broken.get(path) or unreadable(path))]
 
 
 def unreadable(path: Path) -> str | None:

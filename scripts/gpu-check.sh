@@ -58,6 +58,8 @@ print(",".join(names), ",".join(name for name in names if "gpu" in solvers.get(n
 pytest_command=("$PYTHON" -m pytest perf/test_fssgd.py -p no:cacheprovider -rs --devices cpu,gpu --solvers "$solver_list"
                 --benchmark-json "$out/run.json")
 report_command=("$PYTHON" -m perf.report "$out/run.json" --out "$out")
+# Plots where matplotlib imports; asked for without it, the report is an error rather than a report without them.
+"$PYTHON" -c 'import matplotlib' >/dev/null 2>&1 || report_command+=(--no-plots)
 # Whether step 1 timed anything on the GPU at all: its gpu benchmarks skip, and pytest passes, when none is seen.
 gpu_timed_command=("$PYTHON" -c 'import json, sys; devices = [benchmark["extra_info"].get("device") for benchmark in json.load(open(sys.argv[1]))["benchmarks"]]; print("timed:", devices.count("cpu"), "benchmarks on cpu,", devices.count("gpu"), "on gpu"); sys.exit(0 if "gpu" in devices else "no benchmark was timed on the GPU: see the skips in pytest.txt")' "$out/run.json")
 gate_command=("$PYTHON" -m perf.gate . . --devices gpu --solvers "$gpu_solvers" --budget "$GATE_BUDGET_S"

@@ -2,8 +2,10 @@
 the terminal says first."""
 
 import json
+import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 from helpers import FSSGD, benchmark_entry, bench, document, info, result_document, spread, write_run
@@ -11,10 +13,12 @@ from helpers import COMPARED_KEY as KEY
 from pytest_benchmark.utils import get_machine_id
 
 from perf.gate.versions import has_commit
-from perf.judge.outcome import NOT_MEASURED
+from perf.judge.outcome import NOT_MEASURED, NotMeasured
 from perf.measure import Key
 from perf.measure.worker import ROOT
-from perf.report.compare import comparison, compared, environment_line, gate_line
+from perf import storage
+from perf.report.__main__ import main as report_main
+from perf.report.compare import ENVIRONMENT, comparison, compared, differences, environment_line, gate_line
 
 
 def test_a_benchmark_is_compared_by_the_medians_of_its_trial_ratios_and_the_rules_verdict():
@@ -170,6 +174,52 @@ def test_this_repositorys_own_commits_can_be_gated_and_a_made_up_one_cannot():
     assert has_commit("HEAD") and not has_commit("0" * 40)
 
 
+# Which saved run --benchmark-compare takes when none is named ---------------------------------------------------
+
+PINNED = {**FSSGD, "cpu_affinity": "CPUs 0"}
+
+
+def shared_storage(tmp_path, runs: dict) -> SimpleNamespace:
+    """pytest-benchmark's options for --benchmark-compare with no run named, on a --benchmark-storage holding these runs
+    ({name: machine_info.fssgd, or text for a file that is not a run}), numbered in the order given."""
+    folder = tmp_path / "runs" / get_machine_id()
+    folder.mkdir(parents=True)
+    for name, fssgd in runs.items():
+        (folder / name).write_text(fssgd if isinstance(fssgd, str) else json.dumps(document([], fssgd)))
+    return SimpleNamespace(benchmark_storage=f"file://{tmp_path / 'runs'}", benchmark_save=None,
+                           benchmark_autosave=False, benchmark_json=None, benchmark_compare=True)
+
+
+def like(now):
+    return lambda fssgd: not differences(fssgd, now, ENVIRONMENT)
+
+
+def test_with_no_run_named_the_newest_saved_run_like_this_one_is_compared_not_the_newest_of_any_kind(tmp_path):
+    # The README's one-CPU flow in one --benchmark-storage: a pinned run, then a free one, then a pinned run compared.
+    option = shared_storage(tmp_path, {"0001_pinned.json": PINNED, "0002_free.json": FSSGD})
+    assert storage.check_storage(option, like(PINNED)) == []
+    assert os.path.basename(option.benchmark_compare) == "0001_pinned.json"
+    option = shared_storage(tmp_path / "again", {"0001_pinned.json": PINNED, "0002_free.json": FSSGD})
+    storage.check_storage(option, like(FSSGD))
+    assert os.path.basename(option.benchmark_compare) == "0002_free.json"
+
+
+def test_with_no_saved_run_like_this_one_the_newest_is_compared_and_its_comparison_says_what_differs(tmp_path):
+    option = shared_storage(tmp_path, {"0001_free.json": FSSGD, "0002_other_numpy.json": {**FSSGD, "numpy": "1.26.4"}})
+    storage.check_storage(option, like(PINNED))
+    assert os.path.basename(option.benchmark_compare) == "0002_other_numpy.json"
+
+
+def test_a_broken_run_newer_than_the_like_one_might_be_the_one_meant_and_an_older_one_is_left_out(tmp_path):
+    option = shared_storage(tmp_path, {"0001_old.json": "{", "0002_pinned.json": PINNED, "0003_killed.json": "{\"ma"})
+    with pytest.raises(NotMeasured, match="cannot be read, so nothing was run.*0003_killed.json: not valid"):
+        storage.check_storage(option, like(PINNED))
+    option = shared_storage(tmp_path / "again", {"0001_old.json": "{", "0002_pinned.json": PINNED,
+                                                 "0003_free.json": FSSGD})
+    [warning] = storage.check_storage(option, like(PINNED))
+    assert "0001_old.json cannot be read (not valid JSON" in warning and "only 0002_pinned.json is compared" in warning
+
+
 # The comparison as pytest prints it, end to end ------------------------------------------------------------------
 
 TWO_SOLVERS = ("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu")
@@ -205,6 +255,25 @@ def test_a_slowed_benchmark_fails_fail_on_slower_naming_it_and_an_identical_run_
         "fssgd-bench: FAILED --fail-on-slower=10%: slower by more than that: numpy_lean-cpu-n1000 (*x)",
     ])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_readmes_one_cpu_flow_compares_with_the_pinned_run_and_the_report_finds_it(run_perf, pytester, monkeypatch,
+                                                                                       capsys):
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the flow, not its figures
+    cpu = str(min(os.sched_getaffinity(0)))
+    shared = f"--benchmark-storage=file://{pytester.path / 'shared'}"
+    for affinity in (("--cpu-affinity", cpu), ()):  # a pinned run saved, then a free one, in one storage
+        run_perf(*TWO_SOLVERS, "-k", "not n100000", *affinity, shared, "--benchmark-autosave").assert_outcomes(passed=2)
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", "--cpu-affinity", cpu, shared, "--benchmark-compare")
+    assert result.ret != NOT_MEASURED, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["Against *0001_*.json: per benchmark, × numpy_loop then and now*"])
+    assert "Not like with like" not in result.stdout.str()
+    # Saved where the README saves it, python -m perf.report with no folder reports it.
+    run_perf(*TWO_SOLVERS, "-k", "not n100000", "--cpu-affinity", cpu, "--benchmark-autosave").assert_outcomes(passed=2)
+    monkeypatch.chdir(pytester.path)
+    assert report_main(["--no-plots"]) == 0
+    [report] = (pytester.path / "reports").glob("*/report.md")
+    assert report.parent.name.endswith(f"-cpus{cpu}") and "0001_" in report.read_text()
 
 
 def test_pytest_benchmarks_own_compare_fail_ends_in_a_message_not_a_traceback(run_perf, monkeypatch):

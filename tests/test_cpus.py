@@ -71,6 +71,20 @@ def test_a_platform_that_cannot_pin_refuses_rather_than_running_free(monkeypatch
         cpus.cpu_list("0")
 
 
+def test_the_gates_help_works_where_nothing_can_be_pinned_and_a_gate_says_why_it_cannot_run(monkeypatch, capsys):
+    from perf.gate.__main__ import main as gate
+
+    monkeypatch.delattr(os, "sched_setaffinity")
+    with pytest.raises(SystemExit) as stopped:
+        gate(["--help"])
+    assert stopped.value.code == 0 and "usage: python -m perf.gate" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        gate(["HEAD~1"])
+    assert stopped.value.code == 2
+    assert "this platform cannot pin a process to CPUs (Python has no os.sched_setaffinity here)" in (
+        capsys.readouterr().err)
+
+
 def test_how_a_setting_reads():
     assert cpus.affinity_setting(()) == "free" and cpus.affinity_setting((1,)) == "CPUs 1"
     assert cpus.compact((0, 1, 2, 5, 7, 8)) == "0-2,5,7-8"

@@ -4,6 +4,7 @@ timed. Whether TensorFlow imports is faked with a tensorflow module put first on
 ImportError: it does not), so the tests hold whether or not TensorFlow is installed."""
 
 import datetime
+import importlib.util
 import json
 import os
 import shlex
@@ -58,6 +59,12 @@ def option(command, name):
     return command[command.index(name) + 1]
 
 
+def test_without_matplotlib_the_report_step_asks_for_tables_only(tmp_path):
+    (tmp_path / "matplotlib.py").write_text("raise ImportError('no matplotlib in this test')\n")
+    _, report, *_ = commands(run_script("--dry-run", "out", pythonpath=tmp_path))
+    assert report == [sys.executable, "-m", "perf.report", "out/run.json", "--out", "out", "--no-plots"]
+
+
 def test_the_dry_run_names_the_steps_and_the_solvers(tensorflow):
     importable, folder = tensorflow
     found = commands(run_script("--dry-run", "out", pythonpath=folder))
@@ -67,7 +74,8 @@ def test_the_dry_run_names_the_steps_and_the_solvers(tensorflow):
     assert option(pytest_run, "--devices") == "cpu,gpu"
     assert option(pytest_run, "--solvers").split(",") == listed
     assert option(pytest_run, "--benchmark-json") == "out/run.json"
-    assert report == [sys.executable, "-m", "perf.report", "out/run.json", "--out", "out"]
+    plots = [] if importlib.util.find_spec("matplotlib") else ["--no-plots"]  # the test's Python is the script's
+    assert report == [sys.executable, "-m", "perf.report", "out/run.json", "--out", "out", *plots]
     assert gpu_timed[:2] == [sys.executable, "-c"] and gpu_timed[-1] == "out/run.json"
     assert gate[:5] == [sys.executable, "-m", "perf.gate", ".", "."]
     assert option(gate, "--devices") == "gpu"

@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -119,13 +120,36 @@ def test_step_decomposition_from_whichever_solvers_ran(tmp_path):
         "loss fetch", "Session.run call", "arithmetic"]
 
 
-def test_plots_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
+def test_plots_asked_for_without_matplotlib_are_an_error_naming_the_plot_extra_and_nothing_is_written(
+        tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
     run = write(tmp_path / "run.json", result_document(linear_run(SEED_LINES)))
-    assert main([str(run), "--out", str(tmp_path / "out")]) == 0
-    assert "pip install .[plot]" in capsys.readouterr().out
-    assert "Plots skipped" in (tmp_path / "out" / "report.md").read_text()
-    assert not list((tmp_path / "out").glob("*.png"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.md").write_text("the committed report")
+    assert main([str(run), "--out", str(out)]) == 2
+    assert "plots need matplotlib, which is not installed: pip install -e '.[plot]'" in capsys.readouterr().err
+    assert (out / "report.md").read_text() == "the committed report"
+    # Asked for tables only, it needs no matplotlib.
+    assert main([str(run), "--out", str(out), "--no-plots"]) == 0
+    assert "Plots" not in (out / "report.md").read_text()
+
+
+def test_history_without_its_library_or_matplotlib_is_an_error_naming_its_extra(tmp_path, monkeypatch, capsys):
+    (tmp_path / "runs").mkdir()
+    write(tmp_path / "runs" / "0001_run.json", result_document(linear_run(SEED_LINES)))
+    for module in ("asv", "asv.step_detect"):
+        monkeypatch.setitem(sys.modules, module, None)
+    assert main(["--history", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]) == 2
+    assert "--history needs asv's step detection, which is not installed: pip install -e '.[history]'" in (
+        capsys.readouterr().err)
+    # asv there, matplotlib not: the history's plots are asked for by default, as the report's.
+    for module in ("asv", "asv.step_detect"):
+        monkeypatch.setitem(sys.modules, module, types.ModuleType(module))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["--history", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]) == 2
+    assert "plots need matplotlib, which is not installed: pip install -e '.[plot]'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_no_plots_means_tables_only(tmp_path, capsys):
@@ -358,17 +382,58 @@ def test_runs_with_different_thread_settings_show_each_part_side_by_side(tmp_pat
     assert "threads pinned to 1, oneDNN TF_ENABLE_ONEDNN_OPTS=0 (off), NumPy" in text
 
 
-def test_without_arguments_it_reports_the_newest_run_saved_for_this_environment(tmp_path, monkeypatch, capsys):
+def saved(folder, name, document, mtime=None):
+    """A run saved where pytest-benchmark saves it in this environment's storage folder."""
+    path = folder / "Linux-CPython-3.11-64bit" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write(path, document)
+    if mtime:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def pinned_document(tensorflow="2.21.0"):
+    document = result_document(linear_run(SEED_LINES), tensorflow=tensorflow)
+    document["machine_info"]["fssgd"]["cpu_affinity"] = "CPUs 0"
+    return document
+
+
+def test_without_arguments_it_finds_the_run_of_the_readmes_one_cpu_flow(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([]) == 2
-    assert f"no saved run of this environment in {storage.runs_folder()}" in capsys.readouterr().err
-    saved = tmp_path / storage.runs_folder() / "Linux-CPython-3.11-64bit"
-    saved.mkdir(parents=True)
-    write(saved / "0001_old.json", result_document(linear_run(SEED_LINES), tensorflow="2.19.0"))
-    os.utime(saved / "0001_old.json", (1e9, 1e9))
-    write(saved / "0002_new.json", result_document(linear_run(SEED_LINES), tensorflow="2.21.0"))
-    assert main([]) == 0
-    assert "TF 2.21.0" in (tmp_path / "reports" / "report.md").read_text()
+    assert "no saved run in .benchmarks/: save one with `pytest perf/ --benchmark-autosave`" in capsys.readouterr().err
+    # `pytest perf/ --cpu-affinity quiet --benchmark-autosave` saves into the pinned folder alone.
+    folder = storage.runs_folder((0,))
+    saved(folder, "0001_old.json", pinned_document(tensorflow="2.19.0"), mtime=1e9)
+    saved(folder, "0002_new.json", pinned_document())
+    assert main(["--no-plots"]) == 0
+    report = tmp_path / "reports" / folder.name / "report.md"
+    assert f"report: {report.relative_to(tmp_path)}" in capsys.readouterr().out
+    assert "TF 2.21.0" in report.read_text() and "0002_new.json" in report.read_text()
+
+
+def test_without_arguments_each_environment_folder_is_reported_apart(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    saved(storage.runs_folder(), "0001_free.json", result_document(linear_run(SEED_LINES), tensorflow="2.20.0"))
+    saved(storage.runs_folder((0,)), "0001_pinned.json", pinned_document())
+    (tmp_path / ".benchmarks" / "empty").mkdir()
+    assert main(["--no-plots"]) == 0
+    free, pinned = (tmp_path / "reports" / folder.name / "report.md"
+                    for folder in (storage.runs_folder(), storage.runs_folder((0,))))
+    assert sorted(path.parent.name for path in (tmp_path / "reports").glob("*/report.md")) == sorted(
+        [storage.runs_folder().name, storage.runs_folder((0,)).name])
+    # Never side by side: each report is its own folder's run alone.
+    assert "TF 2.20.0" in free.read_text() and "TF 2.21.0" not in free.read_text()
+    assert "TF 2.21.0" in pinned.read_text() and "TF 2.20.0" not in pinned.read_text()
+    assert "Side by side" not in free.read_text() + pinned.read_text()
+
+
+def test_answer_into_needs_the_run_named(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["--answer-into", "README.md"])
+    assert stopped.value.code == 2
+    assert "--answer-into needs the RUN to take the answer from" in capsys.readouterr().err
 
 
 def test_every_solver_is_set_against_the_roofline_and_the_algebraic_limit(tmp_path):

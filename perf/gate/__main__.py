@@ -152,11 +152,11 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
+    options = parser.parse_args(argv)  # --help first: it works wherever Python runs
     try:
         cpus.allowed()
     except ValueError as error:
         parser.error(str(error))  # the gate always pins its workers
-    options = parser.parse_args(argv)
     if options.cpu_affinity:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:

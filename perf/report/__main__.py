@@ -10,7 +10,7 @@ from perf.report.answer import AnswerError, write_answer
 from perf.report.handoff import HandoffError, read_handoff, unlike
 from perf.report.markdown import LETTERS, render
 from perf.report.runs import load_run
-from perf.storage import RunError, newest_run, runs_folder, storage_folders
+from perf.storage import SAVED_RUNS, RunError, environment_folders, newest_run, storage_folders
 
 
 def loaded(paths: list[Path]) -> list:
@@ -33,17 +33,30 @@ def stop(message: str) -> int:
     return 2
 
 
+def plots_unavailable() -> str | None:
+    """Why no plot can be drawn here, or None: asked for, a missing matplotlib is an error, as a report rewritten
+    without its plots (the committed one) would pass for a finished one."""
+    try:
+        import matplotlib  # noqa: F401  (optional: the `plot` extra)
+    except ImportError:
+        return f"plots need matplotlib, which is not installed: {plots.INSTALL_HINT}, or --no-plots for tables only"
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.report", description=__doc__)
     parser.add_argument("runs", nargs="*", type=Path, metavar="RUN",
                         help="pytest-benchmark JSON (saved run or --benchmark-json); a folder means its newest JSON "
-                             f"(default: the newest run saved in {runs_folder()})")
+                             f"(default: the newest run in each environment's folder in {SAVED_RUNS}/, each reported "
+                             "apart, in --out/FOLDER/)")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
-    parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG")
+    parser.add_argument("--no-plots", action="store_true",
+                        help=f"tables only, no PNG (plots need matplotlib: {plots.INSTALL_HINT})")
     parser.add_argument("--history", action="store_true",
                         help="the RUN arguments are folders (pytest-benchmark storage, CI artifacts): every saved run "
                              "in them as series, one per environment, in commit order, with change points "
-                             "(history.md in --out; needs the history extra)")
+                             f"(history.md in --out; default: {SAVED_RUNS}/; needs the history extra: "
+                             f"{history.INSTALL_HINT})")
     parser.add_argument("--answer-into", type=Path, metavar="FILE",
                         help="also write the answer from the first run into FILE, between its answer markers: its table "
                              "and what it says in words (the README: python -m perf.report docs/results/full/full.json "
@@ -54,60 +67,64 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.history and (args.handoff or args.answer_into):
         parser.error("--handoff and --answer-into are for one run's report, not --history")
+    if args.answer_into and not args.runs:
+        parser.error("--answer-into needs the RUN to take the answer from")
     if args.history:
-        return history_report(args.runs or [runs_folder()], args.out, args.no_plots)
-    if not args.runs:
-        folder = runs_folder()
-        if not folder.is_dir():
-            return stop(f"no saved run of this environment in {folder}: save one with "
-                        "`pytest perf/ --benchmark-autosave`, or name the runs to report")
-        args.runs = [folder]
-    runs = loaded(args.runs)
+        return history_report(args.runs or [Path(SAVED_RUNS)], args.out, args.no_plots)
+    if not args.no_plots and (why := plots_unavailable()):
+        return stop(why)
+    if args.runs:
+        return report(args.runs, args.out, args.no_plots, args.handoff, args.answer_into)
+    folders = environment_folders()
+    if not folders:
+        return stop(f"no saved run in {SAVED_RUNS}/: save one with `pytest perf/ --benchmark-autosave`, or name the "
+                    f"runs to report")
+    # Each environment apart: a free and a pinned run, or two TensorFlow builds, side by side would read as one
+    # comparison, which runs not like with like never are.
+    return max(report([folder], args.out / folder.name, args.no_plots, args.handoff, None) for folder in folders)
+
+
+def report(paths: list[Path], out: Path, no_plots: bool, handoff_folder: Path | None, answer_into: Path | None) -> int:
+    """report.md (and its plots) in out for the runs at these paths, side by side; the answer into answer_into."""
+    runs = loaded(paths)
     if not runs:
         return stop("no usable pytest-benchmark result among the given paths")
-    for storage in storage_folders(args.runs, [run.path for run in runs]):
-        if args.out.resolve().is_relative_to(storage):
-            return stop(f"--out {args.out} is inside the results folder {storage}; choose another")
+    for storage in storage_folders(paths, [run.path for run in runs]):
+        if out.resolve().is_relative_to(storage):
+            return stop(f"--out {out} is inside the results folder {storage}; choose another")
 
     try:
-        handoff = args.handoff and read_handoff(args.handoff)
+        handoff = handoff_folder and read_handoff(handoff_folder)
     except HandoffError as error:
-        return stop(f"--handoff {args.handoff}: {error}")
+        return stop(f"--handoff {handoff_folder}: {error}")
     models = [analysis.fit_models(run.rows) for run in runs]
-    drawn, plot_note = {}, None
+    drawn = {}
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        if not args.no_plots:
-            try:
-                import matplotlib  # noqa: F401  (optional: the `plot` extra)
-            except ImportError:
-                plot_note = f"Plots skipped: matplotlib is not installed (`{plots.INSTALL_HINT}`)."
-            else:
-                for letter, run, run_models in zip(LETTERS, runs, models):
-                    prefix = f"{letter}-" if len(runs) > 1 else ""
-                    drawn[letter] = plots.per_step_plots(run, run_models, args.out, prefix) if run.rows else []
-                    drawn[letter] += plots.sweep_plot(run.studies.get(studies.SWEEP, []), args.out, prefix)
-        report = args.out / "report.md"
-        report.write_text(render(runs, models, drawn, plot_note, handoff), encoding="utf-8")
+        out.mkdir(parents=True, exist_ok=True)
+        if not no_plots:
+            for letter, run, run_models in zip(LETTERS, runs, models):
+                prefix = f"{letter}-" if len(runs) > 1 else ""
+                drawn[letter] = plots.per_step_plots(run, run_models, out, prefix) if run.rows else []
+                drawn[letter] += plots.sweep_plot(run.studies.get(studies.SWEEP, []), out, prefix)
+        written = out / "report.md"
+        written.write_text(render(runs, models, drawn, handoff), encoding="utf-8")
     except OSError as error:
-        return stop(f"cannot write the report to {args.out}: {error.strerror or error}")
+        return stop(f"cannot write the report to {out}: {error.strerror or error}")
 
-    if args.answer_into:
+    if answer_into:
         try:
-            write_answer(args.answer_into, runs[0], handoff)
+            write_answer(answer_into, runs[0], handoff)
         except (AnswerError, OSError) as error:
-            return stop(f"--answer-into {args.answer_into}: {getattr(error, 'strerror', None) or error}")
-        print(f"answer: {args.answer_into}")
+            return stop(f"--answer-into {answer_into}: {getattr(error, 'strerror', None) or error}")
+        print(f"answer: {answer_into}")
     for run in runs:
         for note in run.notes:
             print(f"note: {run.path}: {note}", file=sys.stderr)
         if handoff and (why := unlike(handoff, run.fssgd)):
-            print(f"note: {run.path}: no free − one CPU from {args.handoff}: {why}", file=sys.stderr)
-    print(f"report: {report}")
+            print(f"note: {run.path}: no free − one CPU from {handoff_folder}: {why}", file=sys.stderr)
+    print(f"report: {written}")
     for _, path in (plot for run_plots in drawn.values() for plot in run_plots):
         print(f"plot: {path}")
-    if plot_note:
-        print(plot_note)
     return 0
 
 
@@ -116,7 +133,9 @@ def history_report(folders: list[Path], out: Path, no_plots: bool) -> int:
     try:
         import asv.step_detect  # noqa: F401  (optional: the history extra)
     except ImportError:
-        return stop(f"--history needs asv's step detection: {history.INSTALL_HINT}")
+        return stop(f"--history needs asv's step detection, which is not installed: {history.INSTALL_HINT}")
+    if not no_plots and (why := plots_unavailable()):
+        return stop(why)
     try:
         runs, notes = history.runs_in(folders)
     except history.HistoryError as error:
@@ -128,12 +147,7 @@ def history_report(folders: list[Path], out: Path, no_plots: bool) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
         if not no_plots:
-            try:
-                import matplotlib  # noqa: F401  (optional: the `plot` extra)
-            except ImportError:
-                print(f"note: plots skipped: matplotlib is not installed (`{plots.INSTALL_HINT}`)", file=sys.stderr)
-            else:
-                drawn = plots.history_plots(found, out)
+            drawn = plots.history_plots(found, out)
         page = history.markdown(found) + "".join(f"\n![{caption}]({path.name})\n" for caption, path in drawn)
         (out / "history.md").write_text(page, encoding="utf-8")
     except OSError as error:

@@ -143,8 +143,7 @@ def run_line(letter: str, run: Run) -> str:
     return f"- **{letter}**: {run.label} — " + ", ".join(details)
 
 
-def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | None,
-           handoff: Handoff | None = None) -> str:
+def render(runs: list[Run], models: list[dict], plots: dict, handoff: Handoff | None = None) -> str:
     letters = LETTERS[:len(runs)]
     captions = interval_caption(row for run in runs for row in run.rows.values())
     lines = ["# FSSGD benchmark report", ""]
@@ -187,6 +186,4 @@ def render(runs: list[Run], models: list[dict], plots: dict, plot_note: str | No
             lines += [f"{level} Plots", ""] + [f"![{caption}]({path.name})" for caption, path in plots[letter]] + [""]
         if run.notes:
             lines += ["Skipped:", ""] + [f"- {note}" for note in run.notes] + [""]
-    if plot_note:
-        lines += [f"_{plot_note}_", ""]
     return "\n".join(lines)

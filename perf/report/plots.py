@@ -6,7 +6,7 @@ import numpy as np
 
 from perf.report import analysis, studies
 
-INSTALL_HINT = "pip install .[plot]"
+INSTALL_HINT = "pip install -e '.[plot]'"
 
 
 def canvas(size):

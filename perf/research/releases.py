@@ -1,9 +1,9 @@
 """The answer across TensorFlow releases: each part of a step per release, timed side by side with the gate's passes.
 
     tox -e tf212-cpu,tf213-cpu,...,tf221-cpu --notest              # an environment per release (tox.ini)
-    python -m perf.research.releases .tox/tf2*-cpu/bin/python           # -> docs/results/tf-releases/
+    python -m perf.research.releases .tox/tf2*-cpu/bin/python --out reports/tf-releases
     python -m perf.research.releases .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python:TF_ENABLE_ONEDNN_OPTS=1 \\
-        --out docs/results/onednn                                   # one release, oneDNN off and on
+        --out reports/onednn                                        # one release, oneDNN off and on
 
 A version is an interpreter that runs this working tree, with environment variables for its workers after a
 colon (perf/gate/versions.py). Every pass starts fresh workers for all the versions and times each benchmark's
