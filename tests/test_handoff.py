@@ -83,10 +83,10 @@ def interval(value, reach=5.0):
 
 
 @pytest.mark.parametrize("pools, crossing, said, unsaid", [
-    (50, 0, "the difference is TensorFlow's larger thread pools, not a crossing between CPUs", "2 threads each, free costs"),
-    (0, 50, "the difference is a crossing between CPUs, not the pools' size", "than its own default: the thread pools"),
-    (25, 25, "On one CPU, 2 threads (free's default) cost 25 (20.0 to 30.0) µs more than its own default", "same"),
-    (2, -2, "Neither control alone differs from zero", "µs more than its own"),
+    (50, 0, "TensorFlow's larger thread pools, not a crossing between CPUs", "2 threads each, free costs"),
+    (0, 50, "a crossing between CPUs, not the pools' size", "than with its default: the thread pools"),
+    (25, 25, "One CPU with free's 2 threads costs 25 (20.0 to 30.0) µs more than with its default", "same"),
+    (2, -2, "Neither control alone differs from zero", "µs more than with its"),
 ])
 def test_what_the_controls_say_follows_their_intervals(pools, crossing, said, unsaid):
     text = attribution(interval(50), interval(pools), interval(crossing), 2)
@@ -132,7 +132,7 @@ LIKE_THE_STUDY = {"cpu_affinity": "free", "threads": 0, "cpu_model": "Test CPU",
 def test_a_free_run_gains_the_hand_off_in_its_step_and_its_answer_and_a_one_cpu_run_does_not(tmp_path, capsys):
     study = read_handoff(saved_study(tmp_path / "study"))
     free = run_like(tmp_path, "free.json", **LIKE_THE_STUDY)
-    said = "the difference is TensorFlow's larger thread pools, not a crossing between CPUs"
+    said = "TensorFlow's larger thread pools, not a crossing between CPUs"
     assert said in " ".join(answer_lines(load_run(free), study))
     assert "thread pools" not in " ".join(answer_lines(load_run(free)))
     for unlike in ({"cpu_affinity": "CPUs 1"}, {"threads": 1}, {"cpu_model": "Another CPU"}, {"cpus_available": 16}):

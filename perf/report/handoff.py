@@ -37,19 +37,19 @@ def attribution(gap: Interval | None, pools: Interval | None, crossing: Interval
         return ""
     if not excludes_zero(gap):
         return f"free and on one CPU a step costs the same within the interval ({with_interval(gap)} µs)."
-    said = [f"free costs {more(gap)} a step than one CPU, each with TensorFlow's default threads."]
+    said = [f"free costs {more(gap)} a step than one CPU (TensorFlow's default threads each)."]
     pooled, crossed = excludes_zero(pools), excludes_zero(crossing)
     count = f"{free_threads} threads"
     if pooled:
-        said.append(f"On one CPU, {count} (free's default) cost {more(pools)} than its own default: the thread pools.")
+        said.append(f"One CPU with free's {count} costs {more(pools)} than with its default: the thread pools.")
     if crossed:
-        said.append(f"With {count} each, free costs {more(crossing)} than one CPU: work crossing between CPUs.")
+        said.append(f"With {count} each, free costs {more(crossing)} than one CPU: a crossing between CPUs.")
     if pooled and not crossed:
-        said.append(f"With {count} each, free and one CPU cost the same within the interval: the difference is "
-                    "TensorFlow's larger thread pools, not a crossing between CPUs.")
+        said.append(f"With {count} each, free and one CPU cost the same within the interval: TensorFlow's larger "
+                    "thread pools, not a crossing between CPUs.")
     elif crossed and not pooled:
-        said.append(f"On one CPU, {count} cost the same as its default within the interval: the difference is a "
-                    "crossing between CPUs, not the pools' size.")
+        said.append(f"One CPU with {count} costs the same as with its default within the interval: a crossing "
+                    "between CPUs, not the pools' size.")
     elif not pooled and not crossed:
         said.append("Neither control alone differs from zero within its interval: the study cannot say which it is.")
     return " ".join(said)
@@ -135,5 +135,5 @@ def decomposition_row(handoff: Handoff, figures: dict[str, Interval]) -> list[st
 def sentence(handoff: Handoff, figures: dict[str, Interval]) -> str:
     """Free − one CPU in the answer's words, with what the study's controls say it is."""
     gap, free, one_cpu = figures["gap"], figures["free"], figures["one_cpu"]
-    return (f"Free to use both CPUs, a step took {number(free.value)} µs, on one CPU {number(one_cpu.value)} "
-            f"(the hand-off study: {handoff.source}): {handoff.said(figures)}")
+    return (f"Free, a step took {number(free.value)} µs against {number(one_cpu.value)} on one CPU (the hand-off "
+            f"study: {handoff.source}): {handoff.said(figures)}")
