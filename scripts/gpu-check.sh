@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The device check (docs/gpu.md, "The device check"): on a machine with an NVIDIA GPU, from this repository with no
 # install step, time the quick profile on cpu and gpu, report it, and gate the working tree against itself on the GPU.
-# Every output goes to OUT (default docs/results/gpu/DATE). A failing step does not stop the later ones; the script
-# exits 1 at the end if any failed. --dry-run prints the commands (one a line, after "+ ") and runs and creates nothing.
+# Every output goes to OUT (default docs/results/gpu/DATE). A failing step does not stop the later ones: it says on
+# stderr which failed and why ("gpu-check.sh: step N (NAME) failed: ..."), and the script exits 1 at the end if any
+# failed. Where the solvers cannot be listed it times the base ones and skips the gate, saying so, and exits 1.
+# --dry-run prints the commands (one a line, after "+ ") and runs and creates nothing.
 set -euo pipefail
 
 USAGE="usage: scripts/gpu-check.sh [--dry-run] [OUT]"
@@ -43,16 +45,47 @@ if "$PYTHON" -c 'import tensorflow' >/dev/null 2>&1; then
 else
     with_tensorflow=0
 fi
-# The solvers to time, and those of them that run on a GPU, from the registry (solvers/__init__.py).
-read -r solver_list gpu_solvers < <("$PYTHON" -c '
+# The solvers to time, and those of them that run on a GPU, from the registry (solvers/__init__.py): the one line that
+# starts "solvers: ". Where that fails, what else it printed (a traceback's last line) says why; step 1 then times the
+# base solvers and step 4 (the gate) is skipped, since which of them run on a GPU is the registry's to say.
+failed=0
+failures=""
+listing_status=0
+listing=$("$PYTHON" -c '
 import sys
 import solvers
 names = sys.argv[1].split(",")
 if sys.argv[2] == "1":
     names += [name for name, solver in solvers.REGISTRY.items() if "tensorflow" in solver.needs]
-print(",".join(names), ",".join(name for name in names if "gpu" in solvers.get(name).devices))
-' "$BASE_SOLVERS" "$with_tensorflow")
-[[ -n $gpu_solvers ]] || { echo "gpu-check.sh: cannot list the solvers with $PYTHON" >&2; exit 1; }
+print("solvers:", ",".join(names), ",".join(name for name in names if "gpu" in solvers.get(name).devices))
+' "$BASE_SOLVERS" "$with_tensorflow" 2>&1) || listing_status=$?
+listed="" last_said=""
+while IFS= read -r line; do
+    if [[ $line == "solvers: "* ]]; then
+        listed=${line#solvers: }
+    elif [[ -n ${line//[[:space:]]/} ]]; then
+        last_said=$line
+    fi
+done <<<"$listing"
+solver_list="" gpu_solvers=""
+read -r solver_list gpu_solvers _ <<<"$listed" || true
+listing_failure=""
+if ((listing_status)); then
+    listing_failure="$PYTHON exited $listing_status${last_said:+: $last_said}"
+elif [[ -z $listing ]]; then
+    listing_failure="$PYTHON printed nothing"
+elif [[ -z $solver_list ]]; then
+    listing_failure="$PYTHON printed no \"solvers: \" line${last_said:+, its last: $last_said}"
+elif [[ -z $gpu_solvers ]]; then
+    listing_failure="no solver it listed ($solver_list) runs on a GPU"
+fi
+if [[ -n $listing_failure ]]; then
+    solver_list=${solver_list:-$BASE_SOLVERS} gpu_solvers=""
+    echo "gpu-check.sh: listing the solvers failed: $listing_failure;" \
+         "step 1 times $solver_list, step 4 (gate) is skipped" >&2
+    failed=1
+    failures="listing the solvers"
+fi
 
 # -rs: pytest.txt says why each skipped benchmark skipped.
 pytest_command=("$PYTHON" -m pytest perf/test_fssgd.py -p no:cacheprovider -rs --devices cpu,gpu --solvers "$solver_list"
@@ -61,7 +94,7 @@ report_command=("$PYTHON" -m perf.report "$out/run.json" --out "$out")
 # Plots where matplotlib imports; asked for without it, the report is an error rather than a report without them.
 "$PYTHON" -c 'import matplotlib' >/dev/null 2>&1 || report_command+=(--no-plots)
 # Whether step 1 timed anything on the GPU at all: its gpu benchmarks skip, and pytest passes, when none is seen.
-gpu_timed_command=("$PYTHON" -c 'import json, sys; devices = [benchmark["extra_info"].get("device") for benchmark in json.load(open(sys.argv[1]))["benchmarks"]]; print("timed:", devices.count("cpu"), "benchmarks on cpu,", devices.count("gpu"), "on gpu"); sys.exit(0 if "gpu" in devices else "no benchmark was timed on the GPU: see the skips in pytest.txt")' "$out/run.json")
+gpu_timed_command=("$PYTHON" -c 'import json, os, sys; os.path.isfile(sys.argv[1]) or sys.exit(f"no {sys.argv[1]}: step 1 (pytest) wrote none"); devices = [benchmark["extra_info"].get("device") for benchmark in json.load(open(sys.argv[1]))["benchmarks"]]; print("timed:", devices.count("cpu"), "benchmarks on cpu,", devices.count("gpu"), "on gpu"); sys.exit(0 if "gpu" in devices else "no benchmark was timed on the GPU: see the skips in pytest.txt")' "$out/run.json")
 gate_command=("$PYTHON" -m perf.gate . . --devices gpu --solvers "$gpu_solvers" --budget "$GATE_BUDGET_S"
               --json "$out/gate.json")
 
@@ -87,12 +120,16 @@ if ((dry_run)); then
     shown "${pytest_command[@]}"
     shown "${report_command[@]}"
     shown "${gpu_timed_command[@]}"
-    shown "${gate_command[@]}"
-    exit 0
+    [[ -z $gpu_solvers ]] || shown "${gate_command[@]}"
+    exit "$failed"
 fi
 
-mkdir -p "$out"
-: >"$out/status.txt"
+# Nothing can be kept without OUT: the one failure that stops the script before its steps.
+if ! mkdir -p "$out" || ! : >"$out/status.txt"; then
+    echo "gpu-check.sh: cannot write to OUT ($out); nothing ran" >&2
+    exit 1
+fi
+[[ -z $listing_failure ]] || echo "listing the solvers: failed: $listing_failure" >>"$out/status.txt"
 {
     echo "date: $(date -u '+%F %T UTC')"
     echo "python: $PYTHON ($(command -v "$PYTHON" || echo 'not found'))"
@@ -125,7 +162,7 @@ except Exception as error:
     git rev-parse HEAD 2>&1 || echo "(no git history here)"
     exclude=()  # OUT itself, being written, where it lies in the tree
     [[ $out == /* ]] || exclude=(":(exclude)$out")
-    git status --short -- . "${exclude[@]}" 2>&1 | head || true
+    git status --short -- . ${exclude[@]+"${exclude[@]}"} 2>&1 | head || true
     echo
     echo "## nvidia-smi"
     if command -v nvidia-smi >/dev/null; then nvidia-smi 2>&1 || echo "(exit $?)"; else echo "(nvidia-smi not found)"; fi
@@ -135,11 +172,21 @@ except Exception as error:
     shown export "PYTHONPATH=$PYTHONPATH"
 } >"$out/environment.txt"
 
-failed=0
+step_number=0
+# step NAME LOG COMMAND...: runs it, its output also to LOG; a failure is said on stderr and recorded, and the script
+# goes on. With no COMMAND, the step is skipped (LOG is then why), which counts as a failure.
 step() {
-    local name=$1 log=$2 status began
+    local name=$1 log=$2 status began said="" line
     shift 2
-    shown "$@" | tee -a "$out/environment.txt"
+    step_number=$((step_number + 1))
+    if (($# == 0)); then
+        echo "step $name: skipped, $log" | tee -a "$out/status.txt" "$out/environment.txt"
+        echo "gpu-check.sh: step $step_number ($name) skipped: $log" >&2
+        failed=1
+        failures+="${failures:+, }$name"
+        return 0
+    fi
+    shown "$@" | tee -a "$out/environment.txt" || true
     began=$SECONDS
     set +e
     "$@" 2>&1 | tee "$log"
@@ -147,13 +194,26 @@ step() {
     set -e
     echo "  exit $status after $((SECONDS - began)) s" >>"$out/environment.txt"
     echo "step $name: exit $status" | tee -a "$out/status.txt"
-    ((status == 0)) || failed=1
+    if ((status != 0)); then
+        while IFS= read -r line; do
+            [[ -z ${line//[[:space:]]/} ]] || said=$line
+        done <"$log" || true
+        echo "gpu-check.sh: step $step_number ($name) failed: exit $status${said:+: $said};" \
+             "all it printed is in $log" >&2
+        failed=1
+        failures+="${failures:+, }$name"
+    fi
 }
 
 step pytest "$out/pytest.txt" "${pytest_command[@]}"
 step report "$out/report.txt" "${report_command[@]}"
 step gpu-timed "$out/gpu-timed.txt" "${gpu_timed_command[@]}"
-step gate "$out/gate.txt" "${gate_command[@]}"
+if [[ -n $gpu_solvers ]]; then
+    step gate "$out/gate.txt" "${gate_command[@]}"
+else
+    step gate "the solvers that run on a GPU are not known (listing the solvers failed)"
+fi
 
-echo "gpu-check.sh: $( ((failed)) && echo 'FAILED' || echo 'every step passed'), after ${SECONDS} s; see $out/status.txt"
+verdict=$( ((failed)) && echo "FAILED ($failures)" || echo 'every step passed')
+echo "gpu-check.sh: $verdict, after ${SECONDS} s; see $out/status.txt"
 exit "$failed"

@@ -152,6 +152,12 @@ FAKE_PYTHON = """#!{python}
 import json, os, sys
 args = sys.argv[1:]
 exits = json.loads(os.environ["FAKE_EXITS"])
+if args[:1] == ["-c"] and "import solvers" in args[1] and os.environ.get("FAKE_LISTING"):
+    if os.environ["FAKE_LISTING"] == "fails":
+        print("Traceback (most recent call last):", file=sys.stderr)
+        print("RuntimeError: the registry is broken in this test", file=sys.stderr)
+        sys.exit(3)
+    sys.exit(0)  # "silent": prints nothing
 if args[:1] == ["-m"] and args[1] in exits:
     print("fake", args[1])
     if args[1] == "pytest" and os.environ.get("FAKE_DEVICES"):
@@ -165,14 +171,17 @@ os.execv(sys.executable, [sys.executable, *args])
 
 @pytest.fixture
 def fake_python(tmp_path, monkeypatch):
-    """fake_python(pytest=N, perf.report=N, perf.gate=N, devices=...): a python whose -m steps only print and exit N
-    (the fake pytest writing a run.json with a benchmark on each of devices); everything else is the real one."""
-    def make(devices="", **exits):
+    """fake_python(pytest=N, perf.report=N, perf.gate=N, devices=..., listing=...): a python whose -m steps only print
+    and exit N (the fake pytest writing a run.json with a benchmark on each of devices), and whose listing of the
+    solvers, with listing "fails" or "silent", exits 3 with a traceback or 0 printing nothing; everything else is the
+    real one."""
+    def make(devices="", listing="", **exits):
         path = tmp_path / "python"
         path.write_text(FAKE_PYTHON.format(python=sys.executable))
         path.chmod(0o755)
         monkeypatch.setenv("FAKE_EXITS", json.dumps({name.replace("_", "."): code for name, code in exits.items()}))
         monkeypatch.setenv("FAKE_DEVICES", devices)
+        monkeypatch.setenv("FAKE_LISTING", listing)
         return path
 
     return make
@@ -205,3 +214,57 @@ def test_every_step_passing_exits_0_and_no_gpu_benchmark_fails(tmp_path, tensorf
     assert result.returncode == 1
     assert "step gpu-timed: exit 1" in (tmp_path / "cpu-only" / "status.txt").read_text()
     assert "no benchmark was timed on the GPU" in (tmp_path / "cpu-only" / "gpu-timed.txt").read_text()
+
+
+def test_each_failing_step_says_which_and_why_on_stderr(tmp_path, fake_python):
+    python = fake_python(pytest=3, perf_report=0, perf_gate=10)  # no run.json: the gpu-timed check fails too
+    result = run_script(tmp_path / "out", python=python)
+    assert result.returncode == 1
+    out = tmp_path / "out"
+    assert f"gpu-check.sh: step 1 (pytest) failed: exit 3: fake pytest; all it printed is in {out}/pytest.txt" \
+        in result.stderr
+    assert f"gpu-check.sh: step 3 (gpu-timed) failed: exit 1: no {out}/run.json: step 1 (pytest) wrote none" \
+        in result.stderr
+    assert "gpu-check.sh: step 4 (gate) failed: exit 10: fake perf.gate" in result.stderr
+    assert "step 2" not in result.stderr and "Traceback" not in result.stderr
+    assert "gpu-check.sh: FAILED (pytest, gpu-timed, gate)" in result.stdout
+
+
+LISTING_SAID = {"fails": "exited 3: RuntimeError: the registry is broken in this test", "silent": "printed nothing"}
+
+
+@pytest.mark.parametrize("listing", ["fails", "silent"])
+def test_when_the_solvers_cannot_be_listed_it_says_why_times_the_base_ones_and_skips_the_gate(
+        tmp_path, fake_python, listing):
+    python = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu", listing=listing)
+    result = run_script(tmp_path / "out", python=python)
+    assert result.returncode == 1, result.stdout + result.stderr
+    said = f"{python} {LISTING_SAID[listing]}"
+    assert f"gpu-check.sh: listing the solvers failed: {said}; step 1 times {','.join(BASE)}, step 4 (gate) is " \
+           "skipped" in result.stderr
+    assert "gpu-check.sh: step 4 (gate) skipped: the solvers that run on a GPU are not known" in result.stderr
+    out = tmp_path / "out"
+    assert (out / "status.txt").read_text().splitlines() == [
+        f"listing the solvers: failed: {said}", "step pytest: exit 0", "step report: exit 0", "step gpu-timed: exit 0",
+        "step gate: skipped, the solvers that run on a GPU are not known (listing the solvers failed)"]
+    assert (out / "pytest.txt").read_text() == "fake pytest\n" and not (out / "gate.txt").exists()
+    assert f"--solvers {','.join(BASE)} " in (out / "environment.txt").read_text()
+    assert "gpu-check.sh: FAILED (listing the solvers, gate)" in result.stdout
+
+
+def test_a_dry_run_that_cannot_list_the_solvers_says_why_shows_the_rest_and_exits_1(tmp_path, fake_python):
+    python = fake_python(listing="fails")
+    result = run_script("--dry-run", tmp_path / "out", python=python)
+    assert result.returncode == 1
+    assert f"gpu-check.sh: listing the solvers failed: {python} {LISTING_SAID['fails']}" in result.stderr
+    shown = subprocess.CompletedProcess(result.args, 0, result.stdout, "")  # commands() wants a dry run that passed
+    pytest_run, report, gpu_timed = commands(shown)  # no gate
+    assert option(pytest_run, "--solvers").split(",") == BASE
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_that_cannot_be_written_says_so_and_exits_1(tmp_path, fake_python):
+    (tmp_path / "a-file").write_text("")
+    result = run_script(tmp_path / "a-file" / "out", python=fake_python(pytest=0, perf_report=0, perf_gate=0))
+    assert result.returncode == 1
+    assert f"gpu-check.sh: cannot write to OUT ({tmp_path}/a-file/out); nothing ran" in result.stderr
