@@ -168,6 +168,10 @@ def test_the_gate_line_names_exactly_the_undecided_benchmarks_and_a_threshold_th
                  compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))]
     assert gate_line(then, undecided, 0.05, lambda _: True).endswith(
         "python -m perf.gate 0123456789 --benchmarks tf1_callable-gpu-n10000,tf1_while_loop-cpu-n1000 --threshold 5%")
+    # The threshold as the comparison used it, as --decide's gate gets it: 12.5%, not rounded to 12%.
+    assert gate_line(then, undecided[:1], 0.125, lambda _: True).endswith(
+        "--benchmarks tf1_callable-gpu-n10000 --threshold 12.5%")
+    assert "--threshold" not in gate_line(then, undecided, 0.10, lambda _: True)
 
 
 def test_this_repositorys_own_commits_can_be_gated_and_a_made_up_one_cannot():

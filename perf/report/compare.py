@@ -115,11 +115,17 @@ def gate_line(then_document: dict, undecided: list[Compared], threshold: float, 
     commit, why_not = gated_commit(then_document, commit_here)
     if commit is None:
         return why_not
-    options = [f"--benchmarks {','.join(result.key.name for result in undecided)}"]
-    if threshold != DEFAULT_THRESHOLD:
-        options.append(f"--threshold {threshold:.0%}")
-    return (f"{words.printed(words.CANT_TELL)} is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
-            f"beside the working tree (--decide runs it): python -m perf.gate {commit[:10]} {' '.join(options)}")
+    options = gate_selection(undecided, None if threshold == DEFAULT_THRESHOLD else threshold)
+    return (f"{words.printed(words.CANT_TELL)} is this screen's limit, not a verdict. The gate decides them, timing "
+            f"the saved run's commit beside the working tree (--decide runs it): python -m perf.gate {commit[:10]} "
+            f"{' '.join(options)}")
+
+
+def gate_selection(undecided: list[Compared], threshold: float | None) -> list[str]:
+    """The gate's options that decide these rows: their benchmarks alone, at the comparison's threshold (None: the
+    gate's default), written as given (12.5%, not rounded)."""
+    options = ["--benchmarks", ",".join(result.key.name for result in undecided)]
+    return options + ["--threshold", f"{threshold * 100:g}%"] if threshold is not None else options
 
 
 def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchmarks: list[dict], threshold: float,

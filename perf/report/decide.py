@@ -15,7 +15,7 @@ from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.statistics import Interval
 from perf.measure import cpus
 from perf.measure.trials import SLOWDOWN_VARIABLE
-from perf.report.compare import Compared, gated_commit
+from perf.report.compare import Compared, gate_selection, gated_commit
 
 # The gate's verdicts that decide a row, as the comparison says them. INCONCLUSIVE and UNCONFIRMED (a flag that did
 # not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions. The
@@ -50,8 +50,7 @@ def gate_command(commit: str, undecided: list[Compared], threshold: float, affin
                  slowdown: str = "") -> list[str]:
     """The gate of the saved run's commit against the working tree, for these rows' benchmarks alone, at the
     comparison's threshold, on the run's CPUs (where it was pinned; else the gate's own one) and threads."""
-    command = [sys.executable, "-m", "perf.gate", commit, "--benchmarks",
-               ",".join(result.key.name for result in undecided), "--threshold", f"{threshold * 100:g}%",
+    command = [sys.executable, "-m", "perf.gate", commit, *gate_selection(undecided, threshold),
                "--threads", str(threads), "--budget", f"{GATE_BUDGET_S}", "--json", str(report)]
     if affinity:
         command += ["--cpu-affinity", cpus.compact(affinity)]
