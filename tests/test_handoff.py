@@ -15,7 +15,7 @@ from perf.report.runs import load_run
 from perf.research import handoff
 
 FULL_RUN = ROOT / "docs" / "results" / "full" / "full.json"
-LABELS = [handoff.label(*setting) for setting in handoff.settings(2)]  # one CPU (0, 1, 2 threads), free (the same)
+LABELS = handoff.labels(2)  # one CPU (TF default, 1 and 2 threads), free (the same)
 BASE = [180.0, 190.0, 170.0]  # a step's µs on one CPU with TensorFlow's default threads, pass by pass
 
 
@@ -203,7 +203,6 @@ def test_end_to_end_free_and_one_cpu_are_timed_in_the_same_passes(tmp_path):
     assert counted[:3] + counted[4:] == [1, 1, free_count, 1, free_count] and counted[3] >= 1
     for name, measured in passes["benchmarks"].items():
         assert measured["problem"] is None, name
-        assert [len(measured["round_s"][label]) for label in
-                (handoff.label(*setting) for setting in handoff.settings(free_count))] == [2] * 6, name
+        assert [len(measured["round_s"][label]) for label in handoff.labels(free_count)] == [2] * 6, name
     study = read_handoff(out)
     assert all(study.at(n) for n in (1000, 100_000))

@@ -31,7 +31,7 @@ def setting(fssgd: dict) -> str:
 
 def free_on(fssgd: dict) -> int:
     """The CPUs a free run's workers could use, from its described environment; 0 where they were pinned."""
-    return fssgd.get("cpus_available") or 0 if recorded_affinity(fssgd) == FREE else 0
+    return (fssgd.get("cpus_available") or 0) if recorded_affinity(fssgd) == FREE else 0
 
 
 def summary_lines(benchmarks: list[dict], setting: str, free_cpus: int = 0) -> list[str]:

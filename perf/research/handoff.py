@@ -93,6 +93,11 @@ def settings(free_count: int) -> list[tuple[str, int]]:
     return [(placement, threads) for placement in (ONE_CPU, FREE) for threads in (DEFAULT_THREADS, 1, free_count)]
 
 
+def labels(free_count: int) -> list[str]:
+    """Every version's label, in settings() order."""
+    return [label(*setting) for setting in settings(free_count)]
+
+
 def versions(cpu: int, free_count: int) -> list[Version]:
     """This tree six times: on the CPU given or free, each with a thread count of settings()."""
     return [Version(label(placement, threads), f"this tree, every worker {'free' if placement == FREE else f'on CPU {cpu}'}"
@@ -117,7 +122,7 @@ def counted_pools(chosen: list[Version]) -> dict[str, dict]:
 def analysed(outcomes, free_count: int) -> dict:
     """{n: {"benchmarks": {solver: {label: Interval, difference: Interval}}, "parts": {part: {...the same}}}}: each
     version's µs per step, and each of DIFFERENCES, pass by pass."""
-    labels = [label(*setting) for setting in settings(free_count)]
+    names = labels(free_count)
 
     def named(setting):
         placement, threads = setting
@@ -126,17 +131,17 @@ def analysed(outcomes, free_count: int) -> dict:
     found = {}
     for n in sorted({outcome.key.n for outcome in outcomes if outcome.unjudged is None}):
         here = [outcome for outcome in outcomes if outcome.key.n == n and outcome.unjudged is None]
-        us = {name: {outcome.key.solver: per_pass_us(outcome, name) for outcome in here} for name in labels}
+        us = {name: {outcome.key.solver: per_pass_us(outcome, name) for outcome in here} for name in names}
         for difference, minuend, subtrahend in DIFFERENCES:
             first, second = us[named(minuend)], us[named(subtrahend)]
             us[difference] = {solver: {p: value - second[solver][p] for p, value in by_pass.items()
                                        if p in second[solver]} for solver, by_pass in first.items()}
-        columns = labels + [difference for difference, _, _ in DIFFERENCES]
+        columns = names + [difference for difference, _, _ in DIFFERENCES]
         benchmarks = {solver: {column: t_interval(list(us[column][solver].values()), RELEASE_CONFIDENCE)
-                               for column in columns} for solver in SOLVERS if solver in us[labels[0]]}
+                               for column in columns} for solver in SOLVERS if solver in us[names[0]]}
         parts = {column: parts_of(us[column]) for column in columns}
         found[n] = {"benchmarks": benchmarks,
-                    "parts": {part: {column: parts[column].get(part) for column in columns} for part in parts[labels[0]]}}
+                    "parts": {part: {column: parts[column].get(part) for column in columns} for part in parts[names[0]]}}
     return found
 
 
@@ -145,7 +150,7 @@ def share(part, whole) -> str:
 
 
 def rendered(found: dict, saved: dict) -> str:
-    free_count, labels = saved["free_threads"], [label(*setting) for setting in settings(saved["free_threads"])]
+    free_count, names = saved["free_threads"], labels(saved["free_threads"])
     differences = [difference for difference, _, _ in DIFFERENCES]
     pools = "; ".join(f"{name}: {pool.get('inter_op_threads', pool.get('error'))}"
                       for name, pool in saved["pools"].items())
@@ -164,7 +169,7 @@ def rendered(found: dict, saved: dict) -> str:
             lines += [f"At n = {n:,}, `{WHOLE_STEP}`: {said}", ""]
     for n, here in found.items():
         lines += [f"## Each benchmark at n = {n:,}: µs per step", ""]
-        lines += markdown(["solver", *labels], [[f"`{solver}`", *(with_interval(cells[name]) for name in labels)]
+        lines += markdown(["solver", *names], [[f"`{solver}`", *(with_interval(cells[name]) for name in names)]
                                                 for solver, cells in here["benchmarks"].items()])
         lines += [f"## Each benchmark at n = {n:,}: the differences, µs per step", ""]
         whole = here["benchmarks"].get(WHOLE_STEP, {}).get(label(FREE, DEFAULT_THREADS))
