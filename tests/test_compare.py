@@ -15,6 +15,7 @@ from pytest_benchmark.utils import get_machine_id
 from perf.gate.versions import has_commit
 from perf.judge.outcome import NOT_MEASURED, NotMeasured
 from perf.measure import Key
+from perf.measure.environment import describe
 from perf.measure.worker import ROOT
 from perf import storage
 from perf.report.__main__ import main as report_main
@@ -88,6 +89,14 @@ def test_runs_not_like_with_like_are_not_measured_their_verdicts_printed_but_not
     found = comparison(then, "0001_run.json", {**FSSGD, "numpy": "2.3.0"}, [bench(WHILE_LOOP, info(spread(1.5)))], 0.10)
     assert [result.key.solver for result in found.slower] == ["tf1_while_loop"]  # printed as SLOWER ...
     assert found.not_measured == "not like with like (NumPy 2.4.6 then, 2.3.0 now): its verdicts do not count"
+
+
+def test_a_run_saved_before_each_framework_had_its_own_worker_process_is_not_like_with_like():
+    then = document([bench(WHILE_LOOP, info(spread(1.0)))])  # it recorded no worker_processes
+    now = {**FSSGD, "worker_processes": describe("quick")["worker_processes"]}
+    found = comparison(then, "0001_run.json", now, [bench(WHILE_LOOP, info(spread(1.0)))], 0.10)
+    assert found.not_measured == ("not like with like (worker processes every selected framework in each then, one "
+                                  "framework each now): its verdicts do not count")
 
 
 def test_the_slowdown_tooling_stands_in_for_a_code_change_said_but_judged():

@@ -27,7 +27,7 @@ from perf.gate.versions import GateError, GateUsageError
 from perf.judge.words import ERROR, MISSING, NEW, SKIPPED
 from perf.measure import Key
 from perf.measure import cpus
-from perf.measure.worker import Worker
+from perf.measure.workers import Workers
 from solvers import REGISTRY
 
 # The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
@@ -149,8 +149,8 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
 
 @contextmanager
 def started(versions: list, threads: int, preload: list[str] | None = None):
-    """A worker per version, label -> Worker, each with the solvers in preload imported (default: all); closed on
-    the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default one): two versions' rounds,
+    """A worker per version, label -> Workers (a process per framework), each with the solvers in preload imported
+    (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default one): two versions' rounds,
     timed in turn, then share its caches and its clock, and the order in which they opened a trial stops mattering
     (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
     docs/results/gate-design.md). Each imports on a CPU of its own first, so that the workers of a pass start in parallel."""
@@ -158,7 +158,7 @@ def started(versions: list, threads: int, preload: list[str] | None = None):
     with ExitStack() as stack:
         workers = {}
         for index, version in enumerate(versions):
-            worker = Worker(version, threads, preload, affinity, may_use[index % len(may_use)])
+            worker = Workers(version, threads, preload, affinity, may_use[index % len(may_use)])
             stack.callback(worker.close)
             workers[version.label] = worker
         yield workers

@@ -14,6 +14,7 @@ import numpy as np
 from perf.measure import cpus, gpu
 from perf.measure.profiles import shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.measure.workers import WORKER_PROCESSES
 from solvers import packages, tensorflow_support
 
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-nightly-cpu")
@@ -91,6 +92,8 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
         },
         "nvidia_gpus": list(gpu.models()),
         "cuda": cuda_versions(),
+        # What each worker process imports (perf/measure/workers.py): a benchmark's process state.
+        "worker_processes": WORKER_PROCESSES,
         # What lets the suite's worker processes share one GPU (perf/measure/gpu.py).
         "gpu_memory_settings": gpu.memory_settings(),
         # Test tooling that stretches the timed calls (perf/measure/trials.py): a slowed run must say so.

@@ -1,51 +1,55 @@
 """The suite's worker processes: one per trial index, started together before the first timed benchmark, kept for the
-session, each importing every selected solver first so that no benchmark is timed in another process state; past the
-profile's trials, one fresh worker a pass."""
+session, each importing the selected solvers first so that no benchmark is timed in another process state; past the
+profile's trials, one fresh worker a pass. Each is a process per framework (perf/measure/workers.py)."""
 
 import os
 import sys
 
 from perf.measure import TIMING_REFERENCE
 from perf.measure.trials import SLOWDOWN_VARIABLE
-from perf.measure.worker import ROOT, Version, Worker
+from perf.measure.worker import ROOT, Version
+from perf.measure.workers import Workers
 
 
 class Pool:
-    """workers[i]: the process that times trial i of every benchmark, on the CPUs of affinity where given, else free.
+    """workers[i]: the processes that time trial i of every benchmark, on the CPUs of affinity where given, else free.
     Starting TensorFlow in a process takes seconds, so a worker serves every benchmark's trial i rather than one each
     (docs/measurement.md, "One process per trial index"). They start together, on first use, and every one has imported what it needs before any is
     timed: an import beside a timed round would slow it. A worker that stopped is replaced on the next use."""
 
     def __init__(self, size: int, threads: int, solvers: list[str], affinity: tuple[int, ...] = ()):
-        self.size, self.threads, self.affinity = size, threads, affinity
-        self.preload = list(dict.fromkeys([TIMING_REFERENCE[0], *solvers]))
+        self.size, self.threads, self.affinity, self.solvers = size, threads, affinity, solvers
         slowdown = os.environ.get(SLOWDOWN_VARIABLE)
         self.version = Version("suite", "this tree", ROOT, sys.executable,
                                ((SLOWDOWN_VARIABLE, slowdown),) if slowdown else ())
-        self.workers: list[Worker | None] = [None] * size
-        self.extra_worker: tuple[int, Worker] | None = None  # (pass index, its worker), past the profile's trials
+        self.workers: list[Workers | None] = [None] * size
+        self.extra_worker: tuple[int, Workers] | None = None  # (pass index, its worker), past the profile's trials
 
-    def __getitem__(self, index: int) -> Worker:
+    def started(self) -> Workers:
+        # The timing reference is timed beside each benchmark, in its process: every process imports it.
+        return Workers(self.version, self.threads, self.solvers, self.affinity, alongside=(TIMING_REFERENCE[0],))
+
+    def __getitem__(self, index: int) -> Workers:
         if index >= self.size:
             return self.extra(index)
-        if self.workers[index] is None or self.workers[index].process.poll() is not None:
-            stopped = [slot for slot, worker in enumerate(self.workers) if worker is None or worker.process.poll() is not None]
+        if self.workers[index] is None or self.workers[index].stopped():
+            stopped = [slot for slot, worker in enumerate(self.workers) if worker is None or worker.stopped()]
             for slot in stopped:
                 if self.workers[slot] is not None:
                     self.workers[slot].close()
-                self.workers[slot] = Worker(self.version, self.threads, self.preload, self.affinity)
+                self.workers[slot] = self.started()
             for slot in stopped:  # every new one has imported its solvers before any round is timed
                 self.workers[slot].ask({"op": "solvers", "only": []})
         return self.workers[index]
 
-    def extra(self, index: int) -> Worker:
-        """The worker of a pass past the profile's trials (perf/measure/schedule.py): a fresh process for that pass
+    def extra(self, index: int) -> Workers:
+        """The worker of a pass past the profile's trials (perf/measure/schedule.py): a fresh one for that pass
         alone, which imports every selected solver as the others did before any round is timed; the previous extra
         pass's is closed first."""
-        if self.extra_worker is None or self.extra_worker[0] != index or self.extra_worker[1].process.poll() is not None:
+        if self.extra_worker is None or self.extra_worker[0] != index or self.extra_worker[1].stopped():
             if self.extra_worker is not None:
                 self.extra_worker[1].close()
-            self.extra_worker = index, Worker(self.version, self.threads, self.preload, self.affinity)
+            self.extra_worker = index, self.started()
             self.extra_worker[1].ask({"op": "solvers", "only": []})
         return self.extra_worker[1]
 

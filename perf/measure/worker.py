@@ -3,13 +3,18 @@
 Worker (below) starts `python -m perf.measure.worker TREE [SOLVER ...]` in this repository, so this tree's
 perf/measure times the solvers of TREE: another revision's worktree (the gate), this tree under another interpreter
 (a TensorFlow release), or this tree itself (the suite's trials). The worker first imports the named solvers (all,
-when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the
-workers of a gate's pass start in parallel; then it pins itself to the CPUs cpus.AFFINITY_VARIABLE lists where that
-is set (its CPU affinity: perf/measure/cpus.py), and serves.
+when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the workers of a gate's pass start in parallel; then it pins itself
+to the CPUs cpus.AFFINITY_VARIABLE lists where that is set (its CPU affinity: perf/measure/cpus.py), and serves.
+Where FRAMEWORK_VARIABLE names its framework (perf/measure/workers.py), no other of FRAMEWORKS can be imported in it:
+a solver that needs one is answered as kept out.
 Requests:
 
     {"op": "solvers", "only": [names] or null}
-                       ->  {"solvers": {name: {device: why it cannot run here, or null}}}
+                       ->  {"solvers": {name: {device: why it cannot run here, or null}}}    (null: every solver's,
+                           which imports every package)
+    {"op": "names"}    ->  {"names": [every solver of the version's registry]}, importing no package
+    {"op": "frameworks"}
+                       ->  {"frameworks": [the GPU frameworks this process has imported]}
     {"op": "plan", "solver", "device", "n", "most_steps", "round_s", "probe_steps", "most_calls"}
                        ->  {"steps": …, "calls": …}          (perf.measure.solver_runs.round_plan)
     {"op": "open", "solver", "device", "n", "steps", "calls", "warm_up": true, "reference_steps": null}
@@ -55,6 +60,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # package that sizes its threads by the CPUs it may use (OpenMP's pools, at load) sees one, as on the CPU it is then
 # timed on.
 IMPORT_CPU_VARIABLE = "FSSGD_IMPORT_CPU"
+# The frameworks with a GPU runtime of their own: never two in one worker process (perf/measure/workers.py).
+FRAMEWORKS = ("tensorflow", "jax", "torch")
+# The framework a worker process is for ("jax", "numpy" for none of them): every other is kept out of it.
+FRAMEWORK_VARIABLE = "FSSGD_FRAMEWORK"
 
 
 class WorkerStopped(RuntimeError):
@@ -88,6 +97,7 @@ def serve(tree: str, preload: list[str]) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
+    kept_out = kept_to(os.environ.get(FRAMEWORK_VARIABLE))
     imported(solvers, preload or list(solvers.REGISTRY))
     if affinity:
         pinned(cpus.parsed(affinity))
@@ -157,14 +167,21 @@ def serve(tree: str, preload: list[str]) -> None:
 
     def answer(request: dict) -> dict:
         if request["op"] == "solvers":  # "only": the names asked for, so that no other package is imported
-            return {"solvers": {name: {device: solver.unavailable_reason(device) for device in solver.devices}
+            return {"solvers": {name: {device: kept_out_of(solver, kept_out) or solver.unavailable_reason(device)
+                                       for device in solver.devices}
                                 for name, solver in solvers.REGISTRY.items()
                                 if request.get("only") is None or name in request["only"]}}
+        if request["op"] == "names":
+            return {"names": list(solvers.REGISTRY)}
+        if request["op"] == "frameworks":
+            return {"frameworks": [name for name in FRAMEWORKS if sys.modules.get(name)]}
         if request["op"] in ("round", "close"):
             return {"round": timed_round, "close": close_trial}[request["op"]](request)
         solver = solvers.REGISTRY.get(request["solver"])
         if solver is None:
             return {"missing": f"no solver {request['solver']} in this version"}
+        if why := kept_out_of(solver, kept_out):
+            return {"error": why, "kind": "kept out"}
         return {"plan": plan, "open": open_trial}[request["op"]](solver, request)
 
     for line in sys.stdin:
@@ -195,6 +212,26 @@ def given_back(package: str) -> int | None:
     return held
 
 
+def kept_to(framework: str | None) -> tuple[str, ...]:
+    """Every framework of FRAMEWORKS but those framework names ("jax", "tensorflow+jax") made unimportable in this
+    process, so that a package that imports one where it can (TensorFlow imports JAX wherever JAX is installed:
+    tensorflow/lite/python/util.py) leaves it out; those kept out. None: every framework may be imported."""
+    if framework is None:
+        return ()
+    kept_out = tuple(name for name in FRAMEWORKS if name not in framework.split("+"))
+    for name in kept_out:
+        sys.modules.setdefault(name, None)  # `import` then raises ImportError, and find_spec answers None
+    return kept_out
+
+
+def kept_out_of(solver, kept_out: tuple[str, ...]) -> str | None:
+    """Why solver cannot run in this process, where a framework it needs is kept out of it; else None."""
+    if needed := [package for package in solver.needs if package in kept_out]:
+        return (f"{solver.name} needs {', '.join(needed)}, kept out of this worker process: each framework's solvers "
+                f"run in a process of their own (perf/measure/workers.py)")
+    return None
+
+
 def imported(solvers, names: list[str]) -> None:
     """The modules of the named solvers that can run here, and the packages they need: imports that take seconds
     (TensorFlow's), done on the worker's import CPU while the other workers of its pass import theirs."""
@@ -217,13 +254,14 @@ def pinned(cpu_list: tuple[int, ...]) -> None:
 
 class Worker:
     """Our end of one version's worker process: timed on the CPUs given (its CPU affinity), else wherever the system
-    puts it; its packages imported on import_cpu first where given."""
+    puts it; its packages imported on import_cpu first where given; every framework but framework's kept out of it
+    where that is given."""
 
     def __init__(self, version: Version, threads: int, preload: list[str] | None = None,
-                 affinity: tuple[int, ...] = (), import_cpu: int | None = None):
+                 affinity: tuple[int, ...] = (), import_cpu: int | None = None, framework: str | None = None):
         self.version = version
         env = {key: value for key, value in os.environ.items()
-               if key not in (SLOWDOWN_VARIABLE, cpus.AFFINITY_VARIABLE, IMPORT_CPU_VARIABLE)}
+               if key not in (SLOWDOWN_VARIABLE, cpus.AFFINITY_VARIABLE, IMPORT_CPU_VARIABLE, FRAMEWORK_VARIABLE)}
         env.update(FSSGD_THREADS=str(threads), PYTHONDONTWRITEBYTECODE="1")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # quiet, unless the user asked for TensorFlow's log
         env.update(gpu.memory_settings(env))  # several workers share one GPU
@@ -231,10 +269,13 @@ class Worker:
             env[cpus.AFFINITY_VARIABLE] = cpus.compact(affinity)
             if import_cpu is not None:
                 env[IMPORT_CPU_VARIABLE] = str(import_cpu)
+        if framework is not None:
+            env[FRAMEWORK_VARIABLE] = framework
         env.update(version.env)
         if env.get(cpus.AFFINITY_VARIABLE) == cpus.FREE:  # a version of its own free: a study's free variant
             del env[cpus.AFFINITY_VARIABLE]
             env.pop(IMPORT_CPU_VARIABLE, None)
+        self.preload = preload
         self.log = tempfile.TemporaryFile(mode="w+")
         command = [version.python, "-m", "perf.measure.worker", str(version.tree), *(preload or ())]
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -11,6 +11,7 @@ from perf.judge.rules import CHANGE_CONFIDENCE, change_verdict
 from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.cpus import FREE, recorded_affinity
+from perf.measure.workers import EARLIER_WORKER_PROCESSES
 from perf.report.rows import Row, rows_of
 
 
@@ -48,6 +49,7 @@ ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
                ("threads", lambda fssgd: fssgd.get("threads_setting")),
                ("CPU affinity", recorded_affinity),
                ("oneDNN", lambda fssgd: fssgd.get("onednn_setting")),
+               ("worker processes", lambda fssgd: fssgd.get("worker_processes", EARLIER_WORKER_PROCESSES)),
                ("profile", lambda fssgd: fssgd.get("profile")),
                ("FSSGD_SHRINK", lambda fssgd: fssgd.get("shrink") or "unset"))
 # Test tooling that stands in for a code change (perf/measure/trials.py): said, and judged as a change would be.

@@ -1,0 +1,101 @@
+"""One version's workers, a process per framework, answering as one worker: no two GPU runtimes share a process.
+
+Each GPU framework loads CUDA libraries of its own (cuDNN among them) into the process that imports it, and whichever
+loads first wins: the other then fails to start its CUDA backend (jax-ml/jax issues 18032 and 19004). So the solvers
+of each framework are timed in a process that imported that framework alone, and the NumPy and numba solvers in one
+that imported none of them; a benchmark's process is then the same whatever else a run selected. Which framework a
+solver needs is this tree's registry's to say (solvers/__init__.py); a solver it lacks (one only another version has)
+gets a process of its own.
+"""
+
+import functools
+
+from perf.measure.worker import FRAMEWORKS, Worker
+
+NO_FRAMEWORK = "numpy"  # the process of the solvers that need none of them
+# What a saved run records of its worker processes (machine_info.fssgd.worker_processes), and what a run saved before
+# this module says by lacking it: every solver timed in a process that had imported every selected framework.
+WORKER_PROCESSES = "one framework each"
+EARLIER_WORKER_PROCESSES = "every selected framework in each"
+
+
+def framework_of(name: str) -> str:
+    """The process a solver is timed in, named by the frameworks it needs ('jax'; NO_FRAMEWORK where none)."""
+    from solvers import REGISTRY  # this tree's: worker.py, beside it, must import no solver at module level
+
+    if (solver := REGISTRY.get(name)) is None:
+        return name
+    return "+".join(package for package in solver.needs if package in FRAMEWORKS) or NO_FRAMEWORK
+
+
+class Workers:
+    """The `ask` and `close` of one Worker, over one worker process per framework: a request about a solver goes to its
+    framework's process, started on first use; a round or close to the process holding the open trial. Each process
+    imports its own solvers, and those in `alongside` (the timing reference, timed beside a benchmark in its process)."""
+
+    def __init__(self, version, threads: int, solvers: list[str] | None = None, affinity: tuple[int, ...] = (),
+                 import_cpu: int | None = None, alongside: tuple[str, ...] = ()):
+        from solvers import REGISTRY
+
+        self.version = version
+        self.solvers: dict[str, list[str]] = {}  # framework -> the solvers its process imports first
+        for name in solvers or REGISTRY:
+            self.solvers.setdefault(framework_of(name), []).append(name)
+        self.alongside = alongside
+        self.started = functools.partial(Worker, version, threads, affinity=affinity, import_cpu=import_cpu)
+        self.processes: dict[str, Worker] = {}
+        self.open_framework: str | None = None
+        for framework in self.solvers:  # all at once, so that they import in parallel with the other workers
+            self.worker(framework)
+
+    def worker(self, framework: str, solver: str | None = None) -> Worker:
+        """framework's process, started with solver among those it imports where it was not yet."""
+        if framework not in self.processes:
+            names = self.solvers.setdefault(framework, [])
+            names += [solver] if solver and solver not in names else []
+            # A solver this tree's registry lacks has a process of its own, which keeps no framework out: its needs
+            # are its version's to say.
+            known = framework == NO_FRAMEWORK or framework.split("+")[0] in FRAMEWORKS
+            self.processes[framework] = self.started(preload=list(dict.fromkeys([*names, *self.alongside])),
+                                                     framework=framework if known else None)
+        return self.processes[framework]
+
+    @property
+    def process(self):
+        """The process of the open trial (else the first started): its pid is recorded with the trial."""
+        return self.worker(self.open_framework or next(iter(self.solvers))).process
+
+    def stopped(self) -> bool:
+        return any(worker.process.poll() is not None for worker in self.processes.values())
+
+    def ask(self, request: dict) -> dict:
+        if request["op"] == "solvers":
+            return self.listing(request.get("only"))
+        if request["op"] in ("plan", "open"):
+            framework = framework_of(request["solver"])
+            if request["op"] == "open":
+                self.open_framework = framework
+            return self.worker(framework, request["solver"]).ask(request)
+        if self.open_framework is None:  # a round or close with no trial opened: the worker's own answer
+            return self.worker(next(iter(self.solvers))).ask(request)
+        return self.worker(self.open_framework).ask(request)
+
+    def listing(self, only: list[str] | None) -> dict:
+        """The "solvers" reply, each solver's reasons asked in its framework's process, which imports no other; only
+        None: every solver of the version's registry; only []: none, from every process, so it returns once all have
+        imported their solvers."""
+        names = self.worker(next(iter(self.solvers))).ask({"op": "names"})["names"] if only is None else only
+        asked = {framework: [] for framework in (self.processes if only == [] else ())}
+        for name in names:
+            asked.setdefault(framework_of(name), []).append(name)
+        found = {}
+        for framework, mine in asked.items():
+            reply = self.worker(framework, mine[0] if mine else None).ask({"op": "solvers", "only": mine})
+            if "solvers" not in reply:
+                return reply
+            found.update(reply["solvers"])
+        return {"solvers": {name: found[name] for name in names if name in found}}  # in the order asked
+
+    def close(self):
+        for worker in self.processes.values():
+            worker.close()

@@ -1,0 +1,128 @@
+"""A version's workers, a process per framework: each request reaches the process of its solver's framework, and no
+process imports two frameworks."""
+
+import sys
+
+import pytest
+
+import solvers
+from perf.measure import workers
+from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker
+from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
+
+VERSION = Version("suite", "this tree", ROOT, sys.executable)
+
+
+def test_each_solver_is_timed_in_the_process_of_the_one_framework_it_needs():
+    for name, solver in solvers.REGISTRY.items():
+        frameworks = [package for package in solver.needs if package in FRAMEWORKS]
+        assert framework_of(name) == (frameworks[0] if frameworks else NO_FRAMEWORK), name
+    assert framework_of("jax_step") != framework_of("torch_eager") != framework_of("tf1_feed_dict")
+    assert framework_of("numba_fused") == framework_of("numpy_loop") == NO_FRAMEWORK
+    assert framework_of("only_in_another_version") == "only_in_another_version"  # its needs unknown: alone
+
+
+class FakeWorker:
+    """A worker process that answers from its preload, and says what it was asked."""
+
+    started = []
+
+    def __init__(self, version, threads, preload, affinity=(), import_cpu=None, framework=None):
+        self.preload, self.framework, self.asked = preload, framework, []
+        self.process = type("Process", (), {"pid": 1000 + len(FakeWorker.started), "poll": lambda self: None})()
+        FakeWorker.started.append(self)
+
+    def ask(self, request):
+        self.asked.append(request)
+        if request["op"] == "names":
+            return {"names": ["numpy_loop", "jax_step", "only_in_another_version", "tf1_feed_dict"]}
+        if request["op"] == "solvers":
+            return {"solvers": {name: {"cpu": None} for name in request["only"]}}
+        return {"op": request["op"], "pid": self.process.pid}
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def fake_workers(monkeypatch):
+    FakeWorker.started = []
+    monkeypatch.setattr(workers, "Worker", FakeWorker)
+    return FakeWorker.started
+
+
+def test_a_process_per_framework_starts_at_once_each_with_its_solvers_and_those_alongside(fake_workers):
+    Workers(VERSION, 1, ["jax_step", "numpy_lean", "tf1_feed_dict", "jax_fori_loop"], alongside=("numpy_loop",))
+    assert [worker.preload for worker in fake_workers] == [["jax_step", "jax_fori_loop", "numpy_loop"],
+                                                           ["numpy_lean", "numpy_loop"],
+                                                           ["tf1_feed_dict", "numpy_loop"]]
+
+
+def test_a_trial_is_opened_timed_and_closed_in_its_frameworks_process(fake_workers):
+    both = Workers(VERSION, 1, ["numpy_lean", "jax_step"])
+    numpy, jax = fake_workers
+    assert both.ask({"op": "plan", "solver": "jax_step"})["pid"] == jax.process.pid
+    both.ask({"op": "open", "solver": "jax_step"})
+    assert both.process is jax.process  # the pid a trial records is its own process's
+    assert [both.ask({"op": op})["pid"] for op in ("round", "close")] == [jax.process.pid] * 2
+    both.ask({"op": "open", "solver": "numpy_lean"})
+    assert both.ask({"op": "round"})["pid"] == numpy.process.pid and both.process is numpy.process
+
+
+def test_a_solver_not_started_with_gets_its_frameworks_process_when_first_asked_for(fake_workers):
+    only_numpy = Workers(VERSION, 1, ["numpy_lean"], alongside=("numpy_loop",))
+    only_numpy.ask({"op": "open", "solver": "tf1_callable"})
+    assert [worker.preload for worker in fake_workers] == [["numpy_lean", "numpy_loop"], ["tf1_callable", "numpy_loop"]]
+    assert fake_workers[1].asked == [{"op": "open", "solver": "tf1_callable"}]
+
+
+def test_each_solver_is_listed_by_its_own_process_and_a_solver_this_tree_lacks_by_one_of_its_own(fake_workers):
+    listed = Workers(VERSION, 1, ["numpy_loop", "jax_step"]).ask({"op": "solvers", "only": None})["solvers"]
+    # Each process keeps every other framework out; the unknown solver's, none: its needs are its version's to say.
+    assert [worker.framework for worker in fake_workers] == ["numpy", "jax", None, "tensorflow"]
+    assert list(listed) == ["numpy_loop", "jax_step", "only_in_another_version", "tf1_feed_dict"]  # the version's order
+    asked = {tuple(worker.preload): [request["only"] for request in worker.asked if request["op"] == "solvers"]
+             for worker in fake_workers}
+    assert asked == {("numpy_loop",): [["numpy_loop"]], ("jax_step",): [["jax_step"]],
+                     ("only_in_another_version",): [["only_in_another_version"]],
+                     ("tf1_feed_dict",): [["tf1_feed_dict"]]}
+
+
+def test_listing_none_asks_every_started_process_so_that_it_returns_once_all_have_imported(fake_workers):
+    assert Workers(VERSION, 1, ["numpy_loop", "jax_step"]).ask({"op": "solvers", "only": []}) == {"solvers": {}}
+    assert [worker.asked for worker in fake_workers] == [[{"op": "solvers", "only": []}]] * 2
+
+
+@pytest.mark.e2e
+def test_no_worker_process_imports_a_framework_its_solvers_do_not_need():
+    """Real processes, JAX's and TensorFlow's (PyTorch is not installed here; the rule is the same), each listing and
+    timing its own solver beside the timing reference."""
+    started = Workers(VERSION, 1, ["jax_step", "tf1_feed_dict", "numpy_lean"], alongside=("numpy_loop",))
+    try:
+        listed = started.ask({"op": "solvers", "only": None})["solvers"]  # every solver's reasons: every package asked
+        opened = started.ask({"op": "open", "solver": "jax_step", "device": "cpu", "n": 100, "steps": 10, "calls": 1,
+                              "reference_steps": 10})
+        timed = started.ask({"op": "round", "reference": "after"})
+        closed = started.ask({"op": "close"})
+        loaded = {framework: process.ask({"op": "frameworks"})["frameworks"]
+                  for framework, process in started.processes.items()}
+    finally:
+        started.close()
+    assert set(listed) == set(solvers.REGISTRY)
+    assert "setup_s" in opened and timed.keys() == {"round_s", "reference_round_s"} and closed["closed"]
+    assert loaded["jax"] == ["jax"] and loaded["tensorflow"] == ["tensorflow"] and loaded[NO_FRAMEWORK] == []
+    assert {framework for framework in loaded if framework in FRAMEWORKS} == {"jax", "tensorflow", "torch"}
+
+
+@pytest.mark.e2e
+def test_a_solver_whose_framework_a_process_keeps_out_is_answered_as_kept_out_not_as_not_installed():
+    numpy_only = Worker(VERSION, threads=1, preload=["numpy_lean"], framework=NO_FRAMEWORK)
+    try:
+        listed = numpy_only.ask({"op": "solvers", "only": ["jax_step"]})["solvers"]["jax_step"]
+        opened = numpy_only.ask({"op": "open", "solver": "jax_step", "device": "cpu", "n": 100, "steps": 10, "calls": 1})
+        loaded = numpy_only.ask({"op": "frameworks"})["frameworks"]
+    finally:
+        numpy_only.close()
+    why = "jax_step needs jax, kept out of this worker process: each framework's solvers run in a process of their own"
+    assert listed == {"cpu": f"{why} (perf/measure/workers.py)", "gpu": f"{why} (perf/measure/workers.py)"}
+    assert opened == {"error": listed["cpu"], "kind": "kept out"} and loaded == []
