@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The device check (docs/gpu.md, "The device check"): on a machine with an NVIDIA GPU, from this repository with no
-# install step, time the quick profile on cpu and gpu, report it, and gate the working tree against itself on the GPU.
+# install step, first say what the GPU benchmarks need and lack (the driver, each framework's CUDA build, Triton's
+# build tools), then time the quick profile on cpu and gpu, report it, and gate the working tree against itself there.
 # Every output goes to OUT (default docs/results/gpu/DATE). A failing step does not stop the later ones: it says on
 # stderr which failed and why ("gpu-check.sh: step N (NAME) failed: ..."), and the script exits 1 at the end if any
 # failed. Where the solvers cannot be listed it times the base ones and skips the gate, saying so, and exits 1.
-# --dry-run prints the commands (one a line, after "+ ") and runs and creates nothing.
+# --dry-run prints the commands (one a line, after "+ ") and runs and creates nothing. --skip-compile leaves
+# torch_compile out of the timed solvers and the gate: it compiles in every trial, too long for a short budget.
 set -euo pipefail
 
-USAGE="usage: scripts/gpu-check.sh [--dry-run] [OUT]"
+USAGE="usage: scripts/gpu-check.sh [--dry-run] [--skip-compile] [OUT]"
 # Timed on both devices where they can run; every TensorFlow solver of the registry joins them where TensorFlow imports.
 BASE_SOLVERS=jax_fori_loop,jax_step,torch_eager,torch_compile,numpy_loop
 # The gate's screening budget in seconds (python -m perf.gate --budget): it still takes its 5 passes, then confirms.
@@ -20,10 +22,12 @@ usage_error() {
 }
 
 dry_run=0
+skip_compile=0
 out=""
 for arg in "$@"; do
     case $arg in
         --dry-run) dry_run=1 ;;
+        --skip-compile) skip_compile=1 ;;
         -h | --help) echo "$USAGE"; exit 0 ;;
         -*) usage_error "unknown option $arg" ;;
         *) [[ -z $out ]] || usage_error "one OUT folder at most, got $out and $arg"; out=$arg ;;
@@ -39,6 +43,12 @@ cd "$root"
 out=${out:-docs/results/gpu/$(date +%F)}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 PYTHON=${PYTHON:-python3}
+base_solvers=$BASE_SOLVERS
+if ((skip_compile)); then
+    base_solvers=,$base_solvers,
+    base_solvers=${base_solvers//,torch_compile,/,}
+    base_solvers=${base_solvers:1:-1}
+fi
 
 if "$PYTHON" -c 'import tensorflow' >/dev/null 2>&1; then
     with_tensorflow=1
@@ -46,8 +56,8 @@ else
     with_tensorflow=0
 fi
 # The solvers to time, and those of them that run on a GPU, from the registry (solvers/__init__.py): the one line that
-# starts "solvers: ". Where that fails, what else it printed (a traceback's last line) says why; step 1 then times the
-# base solvers and step 4 (the gate) is skipped, since which of them run on a GPU is the registry's to say.
+# starts "solvers: ". Where that fails, what else it printed (a traceback's last line) says why; steps 1 and 2 then
+# take the base solvers and step 5 (the gate) is skipped, since which of them run on a GPU is the registry's to say.
 failed=0
 failures=""
 listing_status=0
@@ -58,7 +68,7 @@ names = sys.argv[1].split(",")
 if sys.argv[2] == "1":
     names += [name for name, solver in solvers.REGISTRY.items() if "tensorflow" in solver.needs]
 print("solvers:", ",".join(names), ",".join(name for name in names if "gpu" in solvers.get(name).devices))
-' "$BASE_SOLVERS" "$with_tensorflow" 2>&1) || listing_status=$?
+' "$base_solvers" "$with_tensorflow" 2>&1) || listing_status=$?
 listed="" last_said=""
 while IFS= read -r line; do
     if [[ $line == "solvers: "* ]]; then
@@ -80,21 +90,24 @@ elif [[ -z $gpu_solvers ]]; then
     listing_failure="no solver it listed ($solver_list) runs on a GPU"
 fi
 if [[ -n $listing_failure ]]; then
-    solver_list=${solver_list:-$BASE_SOLVERS} gpu_solvers=""
+    solver_list=${solver_list:-$base_solvers} gpu_solvers=""
     echo "gpu-check.sh: listing the solvers failed: $listing_failure;" \
-         "step 1 times $solver_list, step 4 (gate) is skipped" >&2
+         "steps 1 and 2 take $solver_list, step 5 (gate) is skipped" >&2
     failed=1
     failures="listing the solvers"
 fi
 
+# Before anything is timed: the driver, each framework's CUDA build and the driver it needs, Triton's build tools for
+# torch_compile; one line each, and exit 1 where something a GPU benchmark needs is missing (solvers/prerequisites.py).
+prerequisites_command=("$PYTHON" -m solvers.prerequisites --solvers "$solver_list")
 # -rs: pytest.txt says why each skipped benchmark skipped.
 pytest_command=("$PYTHON" -m pytest perf/test_fssgd.py -p no:cacheprovider -rs --devices cpu,gpu --solvers "$solver_list"
                 --benchmark-json "$out/run.json")
 report_command=("$PYTHON" -m perf.report "$out/run.json" --out "$out")
 # Plots where matplotlib imports; asked for without it, the report is an error rather than a report without them.
 "$PYTHON" -c 'import matplotlib' >/dev/null 2>&1 || report_command+=(--no-plots)
-# Whether step 1 timed anything on the GPU at all: its gpu benchmarks skip, and pytest passes, when none is seen.
-gpu_timed_command=("$PYTHON" -c 'import json, os, sys; os.path.isfile(sys.argv[1]) or sys.exit(f"no {sys.argv[1]}: step 1 (pytest) wrote none"); devices = [benchmark["extra_info"].get("device") for benchmark in json.load(open(sys.argv[1]))["benchmarks"]]; print("timed:", devices.count("cpu"), "benchmarks on cpu,", devices.count("gpu"), "on gpu"); sys.exit(0 if "gpu" in devices else "no benchmark was timed on the GPU: see the skips in pytest.txt")' "$out/run.json")
+# Whether step 2 timed anything on the GPU at all: its gpu benchmarks skip, and pytest passes, when none is seen.
+gpu_timed_command=("$PYTHON" -c 'import json, os, sys; os.path.isfile(sys.argv[1]) or sys.exit(f"no {sys.argv[1]}: step 2 (pytest) wrote none"); devices = [benchmark["extra_info"].get("device") for benchmark in json.load(open(sys.argv[1]))["benchmarks"]]; print("timed:", devices.count("cpu"), "benchmarks on cpu,", devices.count("gpu"), "on gpu"); sys.exit(0 if "gpu" in devices else "no benchmark was timed on the GPU: see the skips in pytest.txt")' "$out/run.json")
 gate_command=("$PYTHON" -m perf.gate . . --devices gpu --solvers "$gpu_solvers" --budget "$GATE_BUDGET_S"
               --json "$out/gate.json")
 
@@ -117,6 +130,7 @@ shown() {
 if ((dry_run)); then
     shown cd "$PWD"
     shown export "PYTHONPATH=$PYTHONPATH"
+    shown "${prerequisites_command[@]}"
     shown "${pytest_command[@]}"
     shown "${report_command[@]}"
     shown "${gpu_timed_command[@]}"
@@ -134,6 +148,7 @@ fi
     echo "date: $(date -u '+%F %T UTC')"
     echo "python: $PYTHON ($(command -v "$PYTHON" || echo 'not found'))"
     echo "tensorflow importable: $([[ $with_tensorflow == 1 ]] && echo yes || echo no)"
+    echo "torch_compile: $( ((skip_compile)) && echo 'left out (--skip-compile)' || echo timed)"
     echo
     echo "## versions and devices"
     "$PYTHON" -c '
@@ -205,6 +220,7 @@ step() {
     fi
 }
 
+step prerequisites "$out/prerequisites.txt" "${prerequisites_command[@]}"
 step pytest "$out/pytest.txt" "${pytest_command[@]}"
 step report "$out/report.txt" "${report_command[@]}"
 step gpu-timed "$out/gpu-timed.txt" "${gpu_timed_command[@]}"

@@ -41,12 +41,18 @@ class Solver:
     expected: Callable = gradient_descent
     # Its first run at a new iteration count compiles (XLA): a benchmark then warms it up at the full count.
     compiles_per_count: bool = False
+    # What it needs on a GPU beyond its packages (packages.GPU_NEEDS): torch.compile's Triton builds C code there at
+    # the first kernel, so a missing compiler would fail the benchmark, not skip it.
+    gpu_needs: tuple[str, ...] = ()
 
     def unavailable_reason(self, device: str) -> str | None:
-        """Why this solver cannot run on device here (a missing package, no GPU), or None when it can."""
+        """Why this solver cannot run on device here (a missing package, no GPU, Triton's build tools), or None."""
         for package in self.needs:
             if reason := packages.unavailable_reason(package) or (
                     device == "gpu" and packages.gpu_unavailable_reason(package)):
+                return reason
+        for need in self.gpu_needs if device == "gpu" else ():
+            if reason := packages.gpu_need_reason(need):
                 return reason
         return None
 
@@ -121,7 +127,7 @@ REGISTRY = {
         Solver("jax_fori_loop", devices=DEVICES, dtype="float32", needs=("jax",)),
         Solver("jax_step", devices=DEVICES, dtype="float32", needs=("jax",)),
         Solver("torch_eager", devices=DEVICES, dtype="float32", needs=("torch",)),
-        Solver("torch_compile", devices=DEVICES, dtype="float32", needs=("torch",)),
+        Solver("torch_compile", devices=DEVICES, dtype="float32", needs=("torch",), gpu_needs=("triton",)),
     )
 }
 

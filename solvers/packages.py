@@ -1,9 +1,16 @@
-"""The optional packages solvers need beyond NumPy: whether each imports here, how to install it, whether it sees a GPU."""
+"""The optional packages solvers need beyond NumPy: whether each imports, how to install it, whether it sees a GPU."""
 
 import importlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
 from functools import cache
 
-from solvers import tensorflow_support
+from solvers import nvidia, tensorflow_support
 
 INSTALL_HINTS = {
     "tensorflow": "install the tf-cpu or tf-gpu extra",
@@ -28,22 +35,153 @@ def unavailable_reason(package: str) -> str | None:
 
 
 def gpu_unavailable_reason(package: str) -> str | None:
-    """Why package's solvers cannot run on a GPU here, or None when it sees one."""
+    """Why package's solvers cannot run on a GPU here, or None when it sees one: no driver, a CPU build, a driver too
+    old for its CUDA, or its own error starting CUDA."""
     if package == "tensorflow":
         return None if tensorflow_support.gpu_names() else tensorflow_support.NO_GPU
-    if package == "jax":
-        import jax
+    if package not in ("jax", "torch"):
+        return f"{package} solvers here are CPU-only"
+    if nvidia.driver_version() is None:  # said before importing the framework: cheap where there is no GPU
+        return nvidia.NO_DRIVER
+    return jax_gpu_reason() if package == "jax" else torch_gpu_reason()
 
-        try:
-            jax.devices("gpu")
-        except RuntimeError:  # JAX's answer when no backend of that kind is there
-            return "no GPU visible to JAX"
+
+def torch_gpu_reason() -> str | None:
+    import torch
+
+    if torch.version.cuda is None:
+        return (f"torch {torch.__version__} is the CPU build (torch.version.cuda is None); for a GPU, install PyPI's "
+                "CUDA build: pip install -e '.[torch]' without PyTorch's CPU index (docs/gpu.md)")
+    if reason := nvidia.too_old_reason(f"torch {torch.__version__}", torch.version.cuda):
+        return reason
+    if torch.cuda.is_available():
         return None
-    if package == "torch":
-        import torch
+    try:
+        torch.cuda.init()  # is_available() only says no; starting CUDA says why
+    except Exception as error:
+        return f"PyTorch's CUDA failed to start: {one_line(error)}"
+    return "no GPU visible to PyTorch"
 
-        return None if torch.cuda.is_available() else "no GPU visible to PyTorch"
-    return f"{package} solvers here are CPU-only"
+
+# The module each CUDA plugin of JAX installs (jax-cuda12-plugin, jax-cuda13-plugin), and its CUDA major version.
+JAX_CUDA_PLUGINS = {"jax_cuda12_plugin": "12", "jax_cuda13_plugin": "13"}
+
+
+def jax_cuda_plugins() -> list[str]:
+    """The CUDA versions of the JAX CUDA plugins installed here, oldest first; found without importing them."""
+    return [cuda for module, cuda in JAX_CUDA_PLUGINS.items() if importlib.util.find_spec(module)]
+
+
+def jax_gpu_reason() -> str | None:
+    plugins = jax_cuda_plugins()
+    if not plugins:
+        return ("jax here is the CPU build (neither jax-cuda12-plugin nor jax-cuda13-plugin is installed); "
+                "install the jax-cuda extra (pip install -e '.[jax-cuda]')")
+    import jax
+
+    if reason := nvidia.too_old_reason(f"jax {jax.__version__} with jax-cuda{plugins[0]}-plugin", plugins[0]):
+        return reason
+    try:
+        jax.devices("gpu")
+    except RuntimeError as error:
+        return jax_failure(jax, error)
+    return None
+
+
+def jax_failure(jax, error: RuntimeError) -> str:
+    """Why JAX has no GPU backend: its CUDA backend failed to start, with JAX's own words, or it sees no GPU."""
+    said = str(error)
+    if "initialize" not in said:
+        # Asked for "gpu", JAX says only that none is there; asked for "cuda", it gives the error that stopped it.
+        try:
+            jax.devices("cuda")
+        except RuntimeError as cuda_error:
+            said = str(cuda_error)
+    # JAX's words (jax/_src/xla_bridge.py): "Backend 'cuda' failed to initialize: WHY. Available backends are [...]",
+    # or, where the plugin may not fail quietly, "Unable to initialize backend 'cuda': WHY (...)".
+    found = re.search(r"(?:failed to initialize|Unable to initialize backend '\w+'): (.*?)"
+                      r"(?:\. Available backends are .*)?$", said, re.DOTALL)
+    if not found:
+        return "no GPU visible to JAX"
+    reason = f"JAX's CUDA backend failed to start: {' '.join(found[1].split())}"
+    if "torch" in sys.modules:
+        # PyTorch loaded first brings its own cuDNN and CUDA libraries, and JAX then finds those (jax-ml/jax#18032,
+        # jax-ml/jax#19004): a GPU that works for JAX alone.
+        reason += " (PyTorch was imported first in this process; JAX may have found PyTorch's CUDA libraries)"
+    return reason
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def triton_reason() -> str | None:
+    """What torch.compile's Triton lacks here to build its GPU code, each thing looked up as Triton does; None if
+    nothing. Triton compiles a small C launcher at the first kernel, so without these torch.compile fails then."""
+    if importlib.util.find_spec("triton") is None:
+        return ("triton is not installed (torch.compile makes Triton kernels on a GPU); it comes with PyPI's CUDA build of "
+                "torch: reinstall that")
+    missing = [reason for reason in (c_compiler_missing(), python_headers_missing(), libcuda_missing()) if reason]
+    return f"torch.compile's Triton cannot build here: {'; '.join(missing)}" if missing else None
+
+
+# What a solver may need on a GPU beyond its packages (Solver.gpu_needs), each with its reason function.
+GPU_NEEDS = {"triton": triton_reason}
+
+
+def gpu_need_reason(need: str) -> str | None:
+    """Why a solver's GPU need beyond its packages (GPU_NEEDS) is not met here, or None when it is."""
+    try:
+        reason = GPU_NEEDS[need]
+    except KeyError:
+        raise KeyError(f"unknown GPU need {need!r}; known: {', '.join(GPU_NEEDS)}") from None
+    return reason()
+
+
+def c_compiler_missing() -> str | None:
+    # Triton's choice (triton/runtime/build.py): $CC as given, else gcc, else clang, on PATH.
+    if (compiler := os.environ.get("CC")) is not None:
+        return None if shutil.which(compiler) else f"CC is {compiler!r}, which is no program here"
+    if shutil.which("gcc") or shutil.which("clang"):
+        return None
+    return "no C compiler (Triton takes $CC, else gcc or clang on PATH: install gcc)"
+
+
+def python_headers_missing() -> str | None:
+    # Triton's include folder (triton/runtime/build.py): the default scheme's, Debian's posix_local as posix_prefix.
+    scheme = sysconfig.get_default_scheme()
+    include = sysconfig.get_paths(scheme="posix_prefix" if scheme == "posix_local" else scheme)["include"]
+    if os.path.isfile(os.path.join(include, "Python.h")):
+        return None
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return f"no Python.h in {include} (Python's headers: install python{version}-dev or the like)"
+
+
+# Where Triton runs ldconfig: its own fixed path, not PATH's.
+LDCONFIG = "/sbin/ldconfig"
+
+
+def libcuda_missing() -> str | None:
+    # Triton's lookup (libcuda_dirs in triton/backends/nvidia/driver.py): TRITON_LIBCUDA_PATH where set; else the
+    # libcuda.so.1 that `/sbin/ldconfig -p` lists; else, only where it lists none, LD_LIBRARY_PATH's folders.
+    if folder := os.environ.get("TRITON_LIBCUDA_PATH"):
+        if os.path.isfile(os.path.join(folder, "libcuda.so.1")):
+            return None
+        return f"TRITON_LIBCUDA_PATH is {folder}, which holds no libcuda.so.1"
+    try:
+        listing = subprocess.run([LDCONFIG, "-p"], capture_output=True, text=True, errors="ignore", timeout=10,
+                                 check=True).stdout
+    except (OSError, subprocess.SubprocessError) as error:  # Triton's own call fails the same way, and so its build
+        return (f"{LDCONFIG} -p, which Triton runs to find libcuda.so.1, failed ({one_line(error)}); set "
+                "TRITON_LIBCUDA_PATH to the folder that holds it")
+    # Each line: "libcuda.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcuda.so.1"
+    folders = [os.path.dirname(line.split()[-1]) for line in listing.splitlines() if "libcuda.so.1" in line]
+    if not folders:
+        folders = [folder for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":") if folder]
+    if any(os.path.isfile(os.path.join(folder, "libcuda.so.1")) for folder in folders):
+        return None
+    return (f"no libcuda.so.1, the NVIDIA driver's library, where Triton looks ({LDCONFIG} -p, then LD_LIBRARY_PATH): "
+            "set TRITON_LIBCUDA_PATH to the folder that holds it")
 
 
 def gpu_name(package: str) -> str:

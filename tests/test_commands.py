@@ -10,7 +10,8 @@ import pytest
 from helpers import ROOT
 
 COMMANDS = ["pytest", "perf.gate", "perf.report", "perf.research.noise_study", "perf.research.releases",
-            "perf.research.compare_study", "perf.research.worker_history", "perf.research.seed_programs"]
+            "perf.research.compare_study", "perf.research.worker_history", "perf.research.seed_programs",
+            "solvers.prerequisites"]
 
 
 @pytest.mark.parametrize("module", COMMANDS)

@@ -1,5 +1,5 @@
 """scripts/gpu-check.sh, the device check (docs/gpu.md), on the CPU: its dry run's commands and solvers, its OUT folder,
-its usage errors, and a real run whose python is a fake that answers each step with a chosen exit status. Nothing is
+its usage errors, its first step (prerequisites), --skip-compile, and a real run whose python is a fake that answers each step with a chosen exit status. Nothing is
 timed. Whether TensorFlow imports is faked with a tensorflow module put first on PYTHONPATH (empty: it imports; raising
 ImportError: it does not), so the tests hold whether or not TensorFlow is installed."""
 
@@ -17,8 +17,9 @@ from helpers import ROOT
 import solvers
 
 SCRIPT = ROOT / "scripts" / "gpu-check.sh"
-USAGE = "usage: scripts/gpu-check.sh [--dry-run] [OUT]"
+USAGE = "usage: scripts/gpu-check.sh [--dry-run] [--skip-compile] [OUT]"
 BASE = ["jax_fori_loop", "jax_step", "torch_eager", "torch_compile", "numpy_loop"]
+WITHOUT_COMPILE = [name for name in BASE if name != "torch_compile"]
 TENSORFLOW_SOLVERS = [name for name, solver in solvers.REGISTRY.items() if "tensorflow" in solver.needs]
 
 
@@ -61,7 +62,7 @@ def option(command, name):
 
 def test_without_matplotlib_the_report_step_asks_for_tables_only(tmp_path):
     (tmp_path / "matplotlib.py").write_text("raise ImportError('no matplotlib in this test')\n")
-    _, report, *_ = commands(run_script("--dry-run", "out", pythonpath=tmp_path))
+    _, _, report, *_ = commands(run_script("--dry-run", "out", pythonpath=tmp_path))
     assert report == [sys.executable, "-m", "perf.report", "out/run.json", "--out", "out", "--no-plots"]
 
 
@@ -69,7 +70,8 @@ def test_the_dry_run_names_the_steps_and_the_solvers(tensorflow):
     importable, folder = tensorflow
     found = commands(run_script("--dry-run", "out", pythonpath=folder))
     listed = BASE + (TENSORFLOW_SOLVERS if importable else [])
-    pytest_run, report, gpu_timed, gate = found
+    prerequisites, pytest_run, report, gpu_timed, gate = found
+    assert prerequisites == [sys.executable, "-m", "solvers.prerequisites", "--solvers", ",".join(listed)]
     assert pytest_run[:4] == [sys.executable, "-m", "pytest", "perf/test_fssgd.py"]
     assert option(pytest_run, "--devices") == "cpu,gpu"
     assert option(pytest_run, "--solvers").split(",") == listed
@@ -95,7 +97,7 @@ def test_the_tensorflow_solvers_are_the_registrys():
 def test_out_defaults_to_todays_folder_under_docs_results_gpu(tmp_path, tensorflow, started_in):
     before = datetime.date.today().isoformat()
     cwd = ROOT if started_in == "root" else tmp_path
-    pytest_run, report, *_ = commands(run_script("--dry-run", cwd=cwd, pythonpath=tensorflow[1]))
+    _, pytest_run, report, *_ = commands(run_script("--dry-run", cwd=cwd, pythonpath=tensorflow[1]))
     after = datetime.date.today().isoformat()
     assert option(report, "--out") in (f"docs/results/gpu/{before}", f"docs/results/gpu/{after}")
     assert option(pytest_run, "--benchmark-json") == option(report, "--out") + "/run.json"
@@ -103,13 +105,13 @@ def test_out_defaults_to_todays_folder_under_docs_results_gpu(tmp_path, tensorfl
 
 def test_a_relative_out_is_where_the_script_was_started_and_quoted(tmp_path, tensorflow):
     found = commands(run_script("--dry-run", "my results", cwd=tmp_path, pythonpath=tensorflow[1]))
-    assert option(found[1], "--out") == f"{tmp_path}/my results"
-    assert option(found[3], "--json") == f"{tmp_path}/my results/gate.json"
+    assert option(found[2], "--out") == f"{tmp_path}/my results"
+    assert option(found[4], "--json") == f"{tmp_path}/my results/gate.json"
 
 
 def test_an_absolute_out_stays_as_given(tmp_path, tensorflow):
     found = commands(run_script(tmp_path / "out", "--dry-run", pythonpath=tensorflow[1]))
-    assert option(found[0], "--benchmark-json") == f"{tmp_path}/out/run.json"
+    assert option(found[1], "--benchmark-json") == f"{tmp_path}/out/run.json"
 
 
 def test_the_dry_run_creates_nothing(tmp_path):
@@ -188,12 +190,14 @@ def fake_python(tmp_path, monkeypatch):
 
 
 def test_a_failing_step_is_recorded_and_the_later_ones_still_run(tmp_path, tensorflow, fake_python):
-    python = fake_python(pytest=3, perf_report=0, perf_gate=10)  # no run.json: the gpu-timed check fails too
+    python = fake_python(solvers_prerequisites=0, pytest=3, perf_report=0, perf_gate=10)  # no run.json: gpu-timed fails
     result = run_script(tmp_path / "out", python=python, pythonpath=tensorflow[1])
     assert result.returncode == 1, result.stdout + result.stderr
     out = tmp_path / "out"
     assert (out / "status.txt").read_text().splitlines() == [
-        "step pytest: exit 3", "step report: exit 0", "step gpu-timed: exit 1", "step gate: exit 10"]
+        "step prerequisites: exit 0", "step pytest: exit 3", "step report: exit 0", "step gpu-timed: exit 1",
+        "step gate: exit 10"]
+    assert (out / "prerequisites.txt").read_text() == "fake solvers.prerequisites\n"
     assert (out / "pytest.txt").read_text() == "fake pytest\n"
     assert (out / "report.txt").read_text() == "fake perf.report\n"
     assert (out / "gate.txt").read_text() == "fake perf.gate\n"
@@ -201,15 +205,15 @@ def test_a_failing_step_is_recorded_and_the_later_ones_still_run(tmp_path, tenso
     for heading in ("date: ", "## versions and devices", "numpy ", "## git", "## nvidia-smi", "## commands run"):
         assert heading in environment
     assert f"tensorflow importable: {'yes' if tensorflow[0] else 'no'}" in environment
-    assert environment.count("\n+ ") == 6 and f"\n+ cd {ROOT}\n" in environment and "  exit 3 after" in environment
+    assert environment.count("\n+ ") == 7 and f"\n+ cd {ROOT}\n" in environment and "  exit 3 after" in environment
 
 
 def test_every_step_passing_exits_0_and_no_gpu_benchmark_fails(tmp_path, tensorflow, fake_python):
-    passing = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu")
+    passing = fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu")
     result = run_script(tmp_path / "passed", python=passing, pythonpath=tensorflow[1])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "timed: 1 benchmarks on cpu, 1 on gpu" in (tmp_path / "passed" / "gpu-timed.txt").read_text()
-    cpu_only = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu")
+    cpu_only = fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0, devices="cpu")
     result = run_script(tmp_path / "cpu-only", python=cpu_only, pythonpath=tensorflow[1])
     assert result.returncode == 1
     assert "step gpu-timed: exit 1" in (tmp_path / "cpu-only" / "status.txt").read_text()
@@ -217,17 +221,19 @@ def test_every_step_passing_exits_0_and_no_gpu_benchmark_fails(tmp_path, tensorf
 
 
 def test_each_failing_step_says_which_and_why_on_stderr(tmp_path, fake_python):
-    python = fake_python(pytest=3, perf_report=0, perf_gate=10)  # no run.json: the gpu-timed check fails too
+    python = fake_python(solvers_prerequisites=1, pytest=3, perf_report=0, perf_gate=10)  # no run.json: gpu-timed fails
     result = run_script(tmp_path / "out", python=python)
     assert result.returncode == 1
     out = tmp_path / "out"
-    assert f"gpu-check.sh: step 1 (pytest) failed: exit 3: fake pytest; all it printed is in {out}/pytest.txt" \
+    assert ("gpu-check.sh: step 1 (prerequisites) failed: exit 1: fake solvers.prerequisites; all it printed is in "
+            f"{out}/prerequisites.txt") in result.stderr
+    assert f"gpu-check.sh: step 2 (pytest) failed: exit 3: fake pytest; all it printed is in {out}/pytest.txt" \
         in result.stderr
-    assert f"gpu-check.sh: step 3 (gpu-timed) failed: exit 1: no {out}/run.json: step 1 (pytest) wrote none" \
+    assert f"gpu-check.sh: step 4 (gpu-timed) failed: exit 1: no {out}/run.json: step 2 (pytest) wrote none" \
         in result.stderr
-    assert "gpu-check.sh: step 4 (gate) failed: exit 10: fake perf.gate" in result.stderr
-    assert "step 2" not in result.stderr and "Traceback" not in result.stderr
-    assert "gpu-check.sh: FAILED (pytest, gpu-timed, gate)" in result.stdout
+    assert "gpu-check.sh: step 5 (gate) failed: exit 10: fake perf.gate" in result.stderr
+    assert "step 3" not in result.stderr and "Traceback" not in result.stderr
+    assert "gpu-check.sh: FAILED (prerequisites, pytest, gpu-timed, gate)" in result.stdout
 
 
 LISTING_SAID = {"fails": "exited 3: RuntimeError: the registry is broken in this test", "silent": "printed nothing"}
@@ -236,16 +242,18 @@ LISTING_SAID = {"fails": "exited 3: RuntimeError: the registry is broken in this
 @pytest.mark.parametrize("listing", ["fails", "silent"])
 def test_when_the_solvers_cannot_be_listed_it_says_why_times_the_base_ones_and_skips_the_gate(
         tmp_path, fake_python, listing):
-    python = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu", listing=listing)
+    python = fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu",
+                         listing=listing)
     result = run_script(tmp_path / "out", python=python)
     assert result.returncode == 1, result.stdout + result.stderr
     said = f"{python} {LISTING_SAID[listing]}"
-    assert f"gpu-check.sh: listing the solvers failed: {said}; step 1 times {','.join(BASE)}, step 4 (gate) is " \
-           "skipped" in result.stderr
-    assert "gpu-check.sh: step 4 (gate) skipped: the solvers that run on a GPU are not known" in result.stderr
+    assert f"gpu-check.sh: listing the solvers failed: {said}; steps 1 and 2 take {','.join(BASE)}, step 5 (gate) " \
+           "is skipped" in result.stderr
+    assert "gpu-check.sh: step 5 (gate) skipped: the solvers that run on a GPU are not known" in result.stderr
     out = tmp_path / "out"
     assert (out / "status.txt").read_text().splitlines() == [
-        f"listing the solvers: failed: {said}", "step pytest: exit 0", "step report: exit 0", "step gpu-timed: exit 0",
+        f"listing the solvers: failed: {said}", "step prerequisites: exit 0", "step pytest: exit 0",
+        "step report: exit 0", "step gpu-timed: exit 0",
         "step gate: skipped, the solvers that run on a GPU are not known (listing the solvers failed)"]
     assert (out / "pytest.txt").read_text() == "fake pytest\n" and not (out / "gate.txt").exists()
     assert f"--solvers {','.join(BASE)} " in (out / "environment.txt").read_text()
@@ -258,13 +266,62 @@ def test_a_dry_run_that_cannot_list_the_solvers_says_why_shows_the_rest_and_exit
     assert result.returncode == 1
     assert f"gpu-check.sh: listing the solvers failed: {python} {LISTING_SAID['fails']}" in result.stderr
     shown = subprocess.CompletedProcess(result.args, 0, result.stdout, "")  # commands() wants a dry run that passed
-    pytest_run, report, gpu_timed = commands(shown)  # no gate
-    assert option(pytest_run, "--solvers").split(",") == BASE
+    prerequisites, pytest_run, report, gpu_timed = commands(shown)  # no gate
+    assert option(prerequisites, "--solvers").split(",") == option(pytest_run, "--solvers").split(",") == BASE
     assert not (tmp_path / "out").exists()
 
 
 def test_an_out_that_cannot_be_written_says_so_and_exits_1(tmp_path, fake_python):
     (tmp_path / "a-file").write_text("")
-    result = run_script(tmp_path / "a-file" / "out", python=fake_python(pytest=0, perf_report=0, perf_gate=0))
+    result = run_script(tmp_path / "a-file" / "out",
+                        python=fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0))
     assert result.returncode == 1
     assert f"gpu-check.sh: cannot write to OUT ({tmp_path}/a-file/out); nothing ran" in result.stderr
+
+
+def test_skip_compile_leaves_torch_compile_out_of_every_step(tensorflow):
+    importable, folder = tensorflow
+    prerequisites, pytest_run, report, gpu_timed, gate = commands(run_script("--dry-run", "--skip-compile", "out",
+                                                                             pythonpath=folder))
+    listed = WITHOUT_COMPILE + (TENSORFLOW_SOLVERS if importable else [])
+    assert option(prerequisites, "--solvers").split(",") == option(pytest_run, "--solvers").split(",") == listed
+    assert option(gate, "--solvers").split(",") == gpu_capable(listed)
+    assert "torch_compile" not in " ".join(prerequisites + pytest_run + gate)
+
+
+def test_the_usage_names_skip_compile_and_the_option_goes_anywhere(tmp_path):
+    result = run_script("--help")
+    assert result.returncode == 0 and result.stdout == USAGE + "\n"
+    found = commands(run_script("out", "--skip-compile", "--dry-run", cwd=tmp_path))
+    assert option(found[1], "--benchmark-json") == f"{tmp_path}/out/run.json"
+    assert "torch_compile" not in option(found[1], "--solvers")
+
+
+def test_the_prerequisites_step_runs_first_and_its_lines_are_kept(tmp_path, fake_python):
+    """The real python -m solvers.prerequisites, on this machine: the driver line first, a verdict line last, the exit
+    status the verdict's; the later steps run whatever it says."""
+    python = fake_python(pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu")
+    result = run_script(tmp_path / "out", python=python)
+    out = tmp_path / "out"
+    lines = (out / "prerequisites.txt").read_text().splitlines()
+    assert lines[0].startswith("driver: ") and lines[-1].startswith(("ready: ", "NOT READY: "))
+    status = (out / "status.txt").read_text().splitlines()
+    ready = lines[-1].startswith("ready: ")
+    assert status[0] == f"step prerequisites: exit {0 if ready else 1}"
+    assert status[1:] == ["step pytest: exit 0", "step report: exit 0", "step gpu-timed: exit 0", "step gate: exit 0"]
+    assert ready or f"gpu-check.sh: step 1 (prerequisites) failed: exit 1: {lines[-1]}; all it printed is in " \
+                    f"{out}/prerequisites.txt" in result.stderr
+    assert "Traceback" not in result.stderr
+    commands_run = (out / "environment.txt").read_text().split("## commands run")[1]
+    assert commands_run.index("-m solvers.prerequisites") < commands_run.index("-m pytest")
+
+
+def test_a_run_with_skip_compile_says_so_and_times_without_torch_compile(tmp_path, fake_python):
+    python = fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu")
+    result = run_script("--skip-compile", tmp_path / "out", python=python)
+    assert result.returncode == 0, result.stdout + result.stderr
+    environment = (tmp_path / "out" / "environment.txt").read_text()
+    assert "torch_compile: left out (--skip-compile)" in environment
+    assert "torch_compile" not in environment.split("## commands run")[1]
+    result = run_script(tmp_path / "timed", python=python)
+    assert "torch_compile: timed" in (tmp_path / "timed" / "environment.txt").read_text()
