@@ -2,6 +2,7 @@
 
 import importlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -34,16 +35,43 @@ def unavailable_reason(package: str) -> str | None:
     return None
 
 
+# The packages with a GPU runtime of their own. Two in one process fight over CUDA's libraries: whichever loads its cuDNN
+# first leaves the other unable to start its CUDA backend (jax-ml/jax issues 18032 and 19004).
+GPU_FRAMEWORKS = ("tensorflow", "jax", "torch")
+
+
 def gpu_unavailable_reason(package: str) -> str | None:
     """Why package's solvers cannot run on a GPU here, or None when it sees one: no driver, a CPU build, a driver too
-    old for its CUDA, or its own error starting CUDA."""
+    old for its CUDA, or its own error starting CUDA. Where another GPU framework is loaded in this process (the pytest
+    process asks for every selected solver), it is asked in a fresh process that imports package alone, as the
+    worker that times its solvers does (perf/measure/workers.py)."""
     if package == "tensorflow":
         return None if tensorflow_support.gpu_names() else tensorflow_support.NO_GPU
-    if package not in ("jax", "torch"):
+    if package not in GPU_FRAMEWORKS:
         return f"{package} solvers here are CPU-only"
     if nvidia.driver_version() is None:  # said before importing the framework: cheap where there is no GPU
         return nvidia.NO_DRIVER
+    if any(sys.modules.get(other) for other in GPU_FRAMEWORKS if other != package):
+        return asked_alone(package)
     return jax_gpu_reason() if package == "jax" else torch_gpu_reason()
+
+
+@cache
+def asked_alone(package: str) -> str | None:
+    """gpu_unavailable_reason(package) as a fresh Python process that imports no other framework answers it."""
+    tree = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds this solvers package
+    command = [sys.executable, "-c", "import json, sys; from solvers import packages; "
+               "print(json.dumps(packages.gpu_unavailable_reason(sys.argv[1])))", package]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))}
+    failed = f"asking {package} for a GPU in a process of its own failed"
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment, cwd=tree)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"{failed}: {one_line(error)}"
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):  # it printed no answer: its last words say why
+        return f"{failed}: exit {done.returncode}: {(done.stderr.strip().splitlines() or ['nothing said'])[-1]}"
 
 
 def torch_gpu_reason() -> str | None:
@@ -103,12 +131,7 @@ def jax_failure(jax, error: RuntimeError) -> str:
                       r"(?:\. Available backends are .*)?$", said, re.DOTALL)
     if not found:
         return "no GPU visible to JAX"
-    reason = f"JAX's CUDA backend failed to start: {' '.join(found[1].split())}"
-    if "torch" in sys.modules:
-        # PyTorch loaded first brings its own cuDNN and CUDA libraries, and JAX then finds those (jax-ml/jax#18032,
-        # jax-ml/jax#19004): a GPU that works for JAX alone.
-        reason += " (PyTorch was imported first in this process; JAX may have found PyTorch's CUDA libraries)"
-    return reason
+    return f"JAX's CUDA backend failed to start: {' '.join(found[1].split())}"
 
 
 def one_line(error: BaseException) -> str:

@@ -6,8 +6,8 @@ import sys
 import solvers
 from solvers import nvidia, packages, tensorflow_support
 
-# JAX first: PyTorch imported before it can keep JAX's CUDA backend from starting (jax-ml/jax#18032), a fault of
-# this process's order, not of the machine.
+# The order of the lines. Each framework is asked for a GPU where no other is loaded (packages.gpu_unavailable_reason),
+# so the order changes no answer.
 ORDER = ("jax", "torch", "tensorflow")
 
 

@@ -22,7 +22,15 @@ def driver(monkeypatch):
 
 
 @pytest.fixture
-def fake_torch(monkeypatch):
+def alone(monkeypatch):
+    """No other GPU framework loaded in this process, as in the worker that times a framework's solvers: each is asked
+    here, not in a process of its own."""
+    for framework in packages.GPU_FRAMEWORKS:
+        monkeypatch.delitem(sys.modules, framework, raising=False)
+
+
+@pytest.fixture
+def fake_torch(monkeypatch, alone):
     """fake_torch(cuda=..., available=..., init_error=...): a torch module, put where `import torch` finds it."""
     def make(cuda="13.0", available=True, init_error=None, version="2.13.0"):
         def init():
@@ -38,11 +46,10 @@ def fake_torch(monkeypatch):
 
 
 @pytest.fixture
-def fake_jax(monkeypatch, tmp_path):
+def fake_jax(monkeypatch, tmp_path, alone):
     """fake_jax(plugins=("12",), errors={"gpu": ..., "cuda": ...}): a jax module whose devices(kind) raises errors[kind],
     with those CUDA plugins installed (fake modules on sys.path); PyTorch not imported."""
     monkeypatch.setattr(packages, "JAX_CUDA_PLUGINS", NO_PLUGIN)
-    monkeypatch.delitem(sys.modules, "torch", raising=False)
 
     def make(plugins=("12",), errors=None, version="0.10.2"):
         for module, cuda in NO_PLUGIN.items():
@@ -174,10 +181,34 @@ def test_jaxs_cuda_backend_that_failed_to_start_is_told_apart_from_no_gpu(driver
     failed = RuntimeError(f"Backend 'cuda' failed to initialize: {CUDNN}. Available backends are ['cpu']")
     fake_jax(errors={"gpu": UNKNOWN_GPU, "cuda": failed})
     assert packages.gpu_unavailable_reason("jax") == f"JAX's CUDA backend failed to start: {CUDNN}"
+
+
+@pytest.mark.parametrize("first", ["torch", "tensorflow"])
+def test_where_another_framework_is_loaded_a_fresh_process_that_imports_this_one_alone_answers(driver, fake_jax,
+                                                                                             monkeypatch, first):
+    """As in the pytest process, which asks for every selected solver: PyTorch loaded first would leave JAX unable to
+    start its CUDA backend here, where its own worker could."""
+    driver("580.65.06")
+    fake_jax()  # here, JAX would see a GPU
+    monkeypatch.setitem(sys.modules, first, SimpleNamespace())
+    packages.asked_alone.cache_clear()
+    # The fresh process finds no driver on this machine: its answer, not this process's.
+    assert packages.gpu_unavailable_reason("jax") == nvidia.NO_DRIVER
+    packages.asked_alone.cache_clear()
+
+
+def test_a_fresh_process_that_gives_no_answer_is_said_with_its_last_words(driver, fake_jax, monkeypatch, tmp_path):
+    driver("580.65.06")
+    fake_jax()
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace())
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'ImportError: no numpy here' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(broken))
+    packages.asked_alone.cache_clear()
     assert packages.gpu_unavailable_reason("jax") == (
-        f"JAX's CUDA backend failed to start: {CUDNN} (PyTorch was imported first in this process; JAX may have found "
-        "PyTorch's CUDA libraries)")
+        "asking jax for a GPU in a process of its own failed: exit 3: ImportError: no numpy here")
+    packages.asked_alone.cache_clear()
 
 
 def test_jaxs_loud_backend_failure_is_its_own_reason(driver, fake_jax):
@@ -329,6 +360,10 @@ def machine(driver, fake_torch, fake_jax, triton_ready, monkeypatch):
     jax.devices = lambda kind: asked.append("jax") or devices(kind)
     fake_torch(cuda="13.0")
     monkeypatch.setattr(packages, "torch_gpu_reason", lambda: asked.append("torch") or None)
+    # Both are loaded here, so each is asked in a process of its own, which answers as this one would with the other
+    # not loaded (tested above).
+    reasons = {"jax": lambda: packages.jax_gpu_reason(), "torch": lambda: packages.torch_gpu_reason()}
+    monkeypatch.setattr(packages, "asked_alone", lambda package: asked.append("alone") or reasons[package]())
     return asked
 
 
@@ -340,7 +375,7 @@ def test_prerequisites_say_the_driver_each_build_and_what_it_needs_one_line_each
         "torch 2.13.0, CUDA 13.0 build (needs driver 580 or later): ready",
         "triton (for torch_compile on gpu): ready",
         "ready: everything the GPU benchmarks of these solvers need is here"]
-    assert machine == ["jax", "torch"]  # JAX first: PyTorch imported before it can stop its CUDA backend
+    assert machine == ["alone", "jax", "alone", "torch"]  # neither where the other was loaded
 
 
 def test_prerequisites_exit_1_naming_what_is_missing(machine, capsys, monkeypatch, driver, triton_ready):

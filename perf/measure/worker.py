@@ -60,7 +60,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # package that sizes its threads by the CPUs it may use (OpenMP's pools, at load) sees one, as on the CPU it is then
 # timed on.
 IMPORT_CPU_VARIABLE = "FSSGD_IMPORT_CPU"
-# The frameworks with a GPU runtime of their own: never two in one worker process (perf/measure/workers.py).
+# The frameworks with a GPU runtime of their own: never two in one worker process (perf/measure/workers.py). They are
+# solvers.packages.GPU_FRAMEWORKS, held here too: the worker serves other revisions' solvers, which may lack it.
 FRAMEWORKS = ("tensorflow", "jax", "torch")
 # The framework a worker process is for ("jax", "numpy" for none of them): every other is kept out of it.
 FRAMEWORK_VARIABLE = "FSSGD_FRAMEWORK"
