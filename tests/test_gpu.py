@@ -1,14 +1,19 @@
 """The GPU half on the CPU: the memory settings every worker starts with, out-of-memory errors from each framework,
 each framework's own view of the GPU, and what a GPU run records; the GPU itself faked."""
 
+import io
+import json
+import signal
 import sys
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
 
 import solvers
 from perf import plugin, storage
-from perf.measure import environment, gpu
+from perf.measure import cpus, environment, gpu
+from perf.measure.trials import Measured
 from perf.measure import worker as worker_module
 from perf.measure.worker import ROOT, Version, Worker
 from perf.report.compare import environment_line
@@ -43,6 +48,106 @@ def test_out_of_memory_errors_are_told_by_class_name_without_importing_the_frame
     assert gpu.is_out_of_memory(XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8 bytes."))
     assert not gpu.is_out_of_memory(XlaRuntimeError("INTERNAL: cuBLAS failed"))
     assert not gpu.is_out_of_memory(MemoryError("host"))
+
+
+class InternalError(RuntimeError):
+    """TensorFlow's tf.errors.InternalError, as far as its class name goes: some of its GPU out-of-memory errors, and
+    many other failures."""
+
+
+class BackendCompilerFailed(RuntimeError):
+    """torch._dynamo.exc.BackendCompilerFailed: torch.compile's backend raised, the error its __cause__."""
+
+
+class InductorError(BackendCompilerFailed):
+    """torch._inductor.exc.InductorError, which repeats the inner error's class and message as its own message."""
+
+
+def chained(error: BaseException, cause=None, context=None) -> BaseException:
+    error.__cause__, error.__context__ = cause, context
+    return error
+
+
+@pytest.mark.parametrize("message", [
+    "Failed copying input tensor from /job:localhost/replica:0/task:0/device:CPU:0 to "
+    "/job:localhost/replica:0/task:0/device:GPU:0 in order to run _EagerConst: Dst tensor is not initialized.",
+    "Blas GEMM launch failed : a.shape=(1000, 1), b.shape=(1, 1), m=1000, n=1, k=1\n\t [[{{node MatMul}}]]",
+    "Blas xGEMMBatched launch failed : a.shape=[5,2,3], b.shape=[5,3,810000], m=2, n=810000, k=3, batch_size=5",
+    "failed to allocate 3.81G (4087755776 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+    "Failed to allocate memory for the batch of component 0",
+    "failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: "
+    "CUDA_ERROR_OUT_OF_MEMORY; total memory reported: 0",
+])
+def test_a_tensorflow_internal_error_that_says_an_allocation_failed_is_out_of_memory(message):
+    assert gpu.is_out_of_memory(InternalError(message))
+
+
+@pytest.mark.parametrize("message", [
+    "Failed to load in-memory CUBIN: CUDA_ERROR_NO_BINARY_FOR_GPU: no kernel image is available for execution",
+    "cuDNN launch failure : input shape ([1,1,1000,1])",
+    "Src tensor is not initialized.",
+    "Failed to create session.",
+])
+def test_a_tensorflow_internal_error_that_says_no_allocation_failed_stays_other(message):
+    assert not gpu.is_out_of_memory(InternalError(message))
+
+
+def test_torch_compiles_wrapped_out_of_memory_error_is_found_by_its_chain_or_its_message():
+    out_of_memory = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+                                     "79.19 GiB of which 1.06 GiB is free.\nmore")
+    # The chain alone: the wrapper's own message says nothing of memory.
+    assert gpu.is_out_of_memory(chained(BackendCompilerFailed("backend='inductor' raised: see above"), out_of_memory))
+    assert gpu.is_out_of_memory(chained(InductorError("see above"), context=out_of_memory))
+    assert gpu.is_out_of_memory(chained(RuntimeError("a"), context=chained(InductorError("b"), out_of_memory)))
+    assert not gpu.is_out_of_memory(BackendCompilerFailed("backend='inductor' raised: see above"))
+    assert not gpu.is_out_of_memory(chained(InductorError("b"), RuntimeError("CUDA error: an illegal memory access")))
+    # The message alone, as torch.compile words it, where the original did not travel with it.
+    assert gpu.is_out_of_memory(BackendCompilerFailed(
+        "backend='inductor' raised:\nOutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert gpu.is_out_of_memory(InductorError("OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert gpu.is_out_of_memory(RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be reported later"))
+
+
+@pytest.fixture
+def within_a_second():
+    """A failure, not a hang, where the test is still running after a second."""
+    def timed_out(*_):
+        pytest.fail("still running after a second: an endless loop")
+
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    signal.setitimer(signal.ITIMER_REAL, 1)
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_chain_that_loops_is_walked_once(within_a_second):
+    first, second = RuntimeError("first"), RuntimeError("second")
+    chained(first, context=second), chained(second, cause=first)
+    assert not gpu.is_out_of_memory(first)
+    out_of_memory = chained(OutOfMemoryError("CUDA out of memory."), context=first)
+    chained(second, cause=first, context=out_of_memory)
+    assert gpu.is_out_of_memory(first) and gpu.out_of_memory_cause(first) is out_of_memory
+
+
+def test_out_of_memory_quotes_the_error_found_in_the_chain_not_the_wrapper_around_it(monkeypatch):
+    monkeypatch.setattr(gpu, "nvidia_smi", lambda *arguments: "")
+    wrapped = chained(BackendCompilerFailed("backend='inductor' raised:\nOutOfMemoryError: CUDA out of memory. Tried "
+                                            "to allocate 2.00 GiB"),
+                      OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore"))
+    assert gpu.out_of_memory_message(wrapped, gpu.holders()).startswith(
+        "out of memory: OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (raised as "
+        "BackendCompilerFailed); nvidia-smi could not say")
+    # Only the message says it: quoted from the line that does, not from "backend='inductor' raised:".
+    alone = BackendCompilerFailed("backend='inductor' raised:\nOutOfMemoryError: CUDA out of memory. Tried to "
+                                  "allocate 2.00 GiB")
+    assert gpu.out_of_memory_message(alone, gpu.holders()).startswith(
+        "out of memory: BackendCompilerFailed: OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB; ")
+    # Both say it, neither by class: the inner one, which the wrapper repeats, is quoted.
+    inner = RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be reported later")
+    both = chained(BackendCompilerFailed("backend='inductor' raised:\nRuntimeError: CUDA error: out of memory"), inner)
+    assert gpu.out_of_memory_message(both, gpu.holders()).startswith(
+        "out of memory: RuntimeError: CUDA error: out of memory (raised as BackendCompilerFailed); ")
 
 
 # 4 EiB: more than any machine can give, so the framework's own allocator fails at once, on the CPU too.
@@ -153,4 +258,69 @@ def test_gpu_memory_is_given_back_and_its_peak_read_only_from_the_framework_that
         raise RuntimeError(f"Unknown backend {kind}")
 
     monkeypatch.setitem(sys.modules, "jax", SimpleNamespace(devices=no_gpu))
-    assert worker_module.given_back("jax") is None  # bookkeeping: a framework that cannot say fails no trial
+    # bookkeeping: a framework that cannot say fails no trial
+    assert worker_module.given_back("jax") == (None, None) and gpu.peak_at_open("jax") is None
+    assert worker_module.given_back("torch") == (2**20, "trial")  # its peak was reset before the trial
+
+
+@pytest.fixture
+def fake_jax(monkeypatch):
+    """JAX with one GPU whose peak_bytes_in_use, like the real one's, only ever rises; its backend not started until
+    held["started"]."""
+    held = {"peak": 0, "started": False}
+
+    def devices(kind):
+        assert held["started"], "reading the peak would have started JAX's backend"
+        return [SimpleNamespace(memory_stats=lambda: {"peak_bytes_in_use": held["peak"]})]
+
+    monkeypatch.setitem(sys.modules, "jax", SimpleNamespace(devices=devices))
+    monkeypatch.setitem(sys.modules, "jax._src.xla_bridge",
+                        SimpleNamespace(backends_are_initialized=lambda: held["started"]))
+    return held
+
+
+def test_a_jax_trials_peak_is_its_own_only_where_it_rose_during_the_trial(fake_jax):
+    assert gpu.peak_at_open("jax") == 0  # no backend yet: JAX has held nothing, and none is started to say so
+    fake_jax.update(started=True, peak=300)
+    assert worker_module.given_back("jax", 0) == (300, "trial")
+    assert gpu.peak_at_open("jax") == 300
+    assert worker_module.given_back("jax", 300) == (300, "worker")  # the trial held at most 300
+    fake_jax["peak"] = 500
+    assert worker_module.given_back("jax", 300) == (500, "trial")
+    assert worker_module.given_back("jax", None) == (500, "worker")  # not read at open: it cannot tell
+
+
+def fake_jax_solver(held):
+    """A GPU solver needing jax whose setup holds n bytes on the fake GPU."""
+
+    @contextmanager
+    def prepare(problem, device):
+        held["started"] = True
+        held["peak"] = max(held["peak"], problem.x.size)
+        yield lambda steps: None
+
+    return SimpleNamespace(name="jax_fake", needs=("jax",), devices=("gpu",), prepare=prepare,
+                           unavailable_reason=lambda device: "a fake: never imported")
+
+
+def test_the_worker_records_each_jax_trials_peak_with_its_scope(fake_jax, monkeypatch, capsys):
+    monkeypatch.setitem(solvers.REGISTRY, "jax_fake", fake_jax_solver(fake_jax))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # serve puts the tree first
+    monkeypatch.delenv(cpus.AFFINITY_VARIABLE, raising=False)
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
+    requests = [request for n in (300, 100, 500, 200, 300) for request in (
+        {"op": "open", "solver": "jax_fake", "device": "gpu", "n": n, "steps": 1, "calls": 1, "warm_up": False},
+        {"op": "close"})]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(json.dumps(request) + "\n" for request in requests)))
+    worker_module.serve(str(ROOT), ["jax_fake"])
+    closed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "closed" in line]
+    assert [(reply["gpu_peak_bytes"], reply["gpu_peak_scope"]) for reply in closed] == [
+        (300, "trial"), (300, "worker"), (500, "trial"), (500, "worker"), (500, "worker")]
+
+
+def test_a_trial_keeps_its_peak_and_what_it_is_the_peak_of_as_its_worker_closed_it():
+    replies = {"open": {"setup_s": 0.5, "first_run_s": 0.1}, "round": {"round_s": 0.1},
+               "close": {"closed": True, "fit": None, "gpu_peak_bytes": 300, "gpu_peak_scope": "worker"}}
+    worker = SimpleNamespace(process=SimpleNamespace(pid=7), ask=lambda request: replies[request["op"]])
+    trial = Measured({"solver": "jax_step", "device": "gpu", "n": 1000, "steps": 100, "calls": 1}, 1, 1).trial(worker)
+    assert (trial.gpu_peak_bytes, trial.gpu_peak_scope) == (300, "worker")

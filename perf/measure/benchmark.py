@@ -110,6 +110,7 @@ def record(benchmark, solver, device, plan: Plan, fit: Fit, scheduled: Scheduled
                 trial_processes=[trial.process for trial in measured.trials], trials_stopped=scheduled.stopped)
     if device == "gpu":
         info["gpu_peak_bytes"] = [trial.gpu_peak_bytes for trial in measured.trials]
+        info["gpu_peak_scope"] = [trial.gpu_peak_scope for trial in measured.trials]
     if measured.reference_steps:
         info.update(reference="-".join(TIMING_REFERENCE), reference_iterations=measured.reference_steps,
                     reference_trial_medians_s=[trial.reference_median_s() for trial in measured.trials])

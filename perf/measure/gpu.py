@@ -17,10 +17,37 @@ from functools import cache
 # suite keeps a worker per trial alive at once. PyTorch's caching allocator is emptied after every trial instead.
 MEMORY_SETTINGS = {"TF_FORCE_GPU_ALLOW_GROWTH": "true", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 OUT_OF_MEMORY = "out of memory"  # the kind a worker gives an out-of-memory error, whichever framework raised it
+# Where released() cannot reset a framework's peak: JAX's memory_stats() keeps peak_bytes_in_use for the process's
+# life. Its peak is read as each trial opens too, so that a trial's own peak is told from an earlier trial's.
+PEAK_NOT_RESET = ("jax",)
+# What a recorded peak is the peak of (extra_info.gpu_peak_scope): the trial's own, or the worker's since it started,
+# which the trial did not raise, so the trial's own peak is at most that.
+TRIAL, WORKER = "trial", "worker"
 # The exception classes the frameworks raise when a device allocation fails: TensorFlow's, PyTorch's, and JAX's (whose
 # runtime error says RESOURCE_EXHAUSTED in its message, and otherwise means other failures too).
 OUT_OF_MEMORY_CLASSES = ("ResourceExhaustedError", "OutOfMemoryError")
 JAX_RUNTIME_CLASSES = ("XlaRuntimeError", "JaxRuntimeError")
+# What an error says where a device allocation failed under a class that also means other failures, in any error of
+# its chain. TensorFlow raises some of its GPU out-of-memory errors as InternalError, and torch.compile wraps PyTorch's
+# OutOfMemoryError in its own error and repeats its text; an InternalError that says none of these stays other.
+OUT_OF_MEMORY_MESSAGES = (
+    # TensorFlow, copying into a GPU tensor its allocator could not allocate: errors::Internal in
+    # core/common_runtime/gpu/gpu_util.cc ("when really the problem is out of GPU memory": tensorflow#7025).
+    r"Dst tensor is not initialized",
+    # TensorFlow's matmul where its cuBLAS call fails ("Blas GEMM launch failed : a.shape=(...)", SGEMM, xGEMMBatched:
+    # core/kernels/matmul_op.cc): in the reports, cuBLAS could get no memory on a GPU that other processes held
+    # (tensorflow#11812, #34069: gone once the other notebooks closed). The only one not worded as an allocation.
+    r"Blas \w*GEMM\w* launch failed",
+    # The CUDA driver's failed allocation, as TensorFlow's stream executor words it: "failed to allocate 3.81G
+    # (4087755776 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (stream_executor/cuda/cuda_driver.cc),
+    # or "failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY" (tensorflow#7272).
+    r"(?i)failed to allocate", r"CUDA_ERROR_OUT_OF_MEMORY",
+    # PyTorch's caching allocator, "CUDA out of memory. Tried to allocate 2.00 GiB", repeated by torch.compile's
+    # wrappers: BackendCompilerFailed "backend='inductor' raised:\nOutOfMemoryError: CUDA out of memory..."
+    # (torch/_dynamo/exc.py), InductorError "OutOfMemoryError: CUDA out of memory..." (torch/_inductor/exc.py); and
+    # PyTorch's check of a CUDA call that failed with cudaErrorMemoryAllocation, "CUDA error: out of memory".
+    r"CUDA out of memory", r"CUDA error: out of memory",
+)
 
 
 def memory_settings(environ=os.environ) -> dict[str, str]:
@@ -29,9 +56,36 @@ def memory_settings(environ=os.environ) -> dict[str, str]:
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """Whether error is a framework's out-of-memory error (TensorFlow's, JAX's, PyTorch's), told by its class."""
+    """Whether error is a framework's out-of-memory error (TensorFlow's, JAX's, PyTorch's), or wraps or follows one:
+    told by the class or the message of an error in its chain."""
+    return out_of_memory_cause(error) is not None
+
+
+def out_of_memory_cause(error: BaseException) -> BaseException | None:
+    """The out-of-memory error in error's chain (itself, its __cause__ and __context__, theirs...), or None: one of an
+    out-of-memory class first, else the innermost whose message says an allocation failed, which a wrapper's repeats."""
+    chain, seen, waiting = [], set(), [error]
+    while waiting:
+        link = waiting.pop(0)
+        if link is None or id(link) in seen:  # a chain can loop: an error raised again while it was handled
+            continue
+        seen.add(id(link))
+        chain.append(link)
+        waiting += [link.__cause__, link.__context__]
+    by_class = [link for link in chain if out_of_memory_class(link)]
+    by_message = [link for link in chain if out_of_memory_line(link)]
+    return (by_class or by_message[::-1] or [None])[0]
+
+
+def out_of_memory_class(error: BaseException) -> bool:
     name = type(error).__name__
     return name in OUT_OF_MEMORY_CLASSES or (name in JAX_RUNTIME_CLASSES and "RESOURCE_EXHAUSTED" in str(error))
+
+
+def out_of_memory_line(error: BaseException) -> str | None:
+    """The first line of error's message that says a device allocation failed (OUT_OF_MEMORY_MESSAGES), or None."""
+    return next((line.strip() for line in str(error).splitlines()
+                 if any(re.search(pattern, line) for pattern in OUT_OF_MEMORY_MESSAGES)), None)
 
 
 def nvidia_smi(*arguments: str) -> str:
@@ -67,18 +121,22 @@ def driver_cuda_version() -> str | None:
 
 
 def out_of_memory_message(error: BaseException, held_by: list[str]) -> str:
-    """What ran out, who held the GPU then, and what to change."""
-    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    """What ran out (the out-of-memory error in error's chain, not a wrapper around it), who held the GPU then, and
+    what to change."""
+    cause = out_of_memory_cause(error) or error
+    first_line = out_of_memory_line(cause) or (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    raised_as = f" (raised as {type(error).__name__})" if cause is not error else ""
     who = (f"{len(held_by)} process{'es' * (len(held_by) != 1)} held the GPU then ({'; '.join(held_by)})" if held_by
            else "nvidia-smi could not say which processes held the GPU")
     settings = ", ".join(f"{name}={value}" for name, value in memory_settings().items())
-    return (f"out of memory: {type(error).__name__}: {first_line}; {who}. Each of the suite's processes runs under "
-            f"{settings}, and it keeps one worker per trial alive: free the GPU of other processes, or run fewer at "
-            f"once (a profile with fewer trials; pytest without -n)")
+    return (f"out of memory: {type(cause).__name__}: {first_line}{raised_as}; {who}. Each of the suite's processes "
+            f"runs under {settings}, and it keeps one worker per trial alive: free the GPU of other processes, or run "
+            f"fewer at once (a profile with fewer trials; pytest without -n)")
 
 
 def peak_bytes(package: str) -> int | None:
-    """The most GPU memory package's runtime in this process has held since the last released(), where it says."""
+    """The most GPU memory package's runtime in this process has held since the last released() (JAX's: since the
+    process started, PEAK_NOT_RESET), where it says."""
     if (module := sys.modules.get(package)) is None:
         return None
     if package == "torch":
@@ -90,8 +148,36 @@ def peak_bytes(package: str) -> int | None:
     return None
 
 
+def peak_at_open(package: str) -> int | None:
+    """package's peak as a trial opens, where released() cannot reset it (JAX's), else None; 0 where JAX has not yet
+    started a backend, and so has held nothing. Starts none where JAX can say (starting one here would take its cost
+    out of the trial's setup time), and never raises: None where it cannot say."""
+    if package not in PEAK_NOT_RESET:
+        return None
+    if package not in sys.modules:
+        return 0
+    # JAX's own answer is private (jax._src); where a release drops it, the peak is read, starting a backend.
+    started = getattr(sys.modules.get("jax._src.xla_bridge"), "backends_are_initialized", None)
+    try:
+        return 0 if started is not None and not started() else peak_bytes(package)
+    except Exception:
+        return None
+
+
+def trial_peak(package: str, at_open: int | None, at_close: int | None) -> tuple[int | None, str | None]:
+    """A closed trial's peak and its scope, from package's peak as it opened (peak_at_open) and as it closed: the
+    trial's own (TRIAL) where released() reset the peak before the trial, or where it rose during the trial; else the
+    worker's (WORKER), which bounds the trial's from above. (None, None) where the framework cannot say."""
+    if at_close is None:
+        return None, None
+    if package not in PEAK_NOT_RESET or (at_open is not None and at_close > at_open):
+        return at_close, TRIAL
+    return at_close, WORKER
+
+
 def released(package: str) -> None:
-    """What a closed GPU trial held, given back: its buffers collected, PyTorch's cache emptied, the peak reset."""
+    """What a closed GPU trial held, given back: its buffers collected, PyTorch's cache emptied, the peak reset where
+    the framework can (PEAK_NOT_RESET)."""
     gc.collect()  # JAX's and PyTorch's device buffers go with their last reference
     module = sys.modules.get(package)
     if package == "torch" and module is not None and module.cuda.is_initialized():

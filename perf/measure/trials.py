@@ -82,6 +82,7 @@ class Trial:
     rounds_s: list[float] = field(default_factory=list)
     reference_rounds_s: list[float] = field(default_factory=list)
     gpu_peak_bytes: int | None = None  # on a GPU, the most memory the worker's framework held in this trial
+    gpu_peak_scope: str | None = None  # "trial": its own peak; "worker": the worker's so far, which it did not raise
 
     def median_s(self) -> float:
         return statistics.median(self.rounds_s)
@@ -161,7 +162,7 @@ class Measured:
             closed = worker.ask({"op": "close"})
         if "error" in closed:
             raise TrialError(closed)
-        trial.gpu_peak_bytes = closed.get("gpu_peak_bytes")
+        trial.gpu_peak_bytes, trial.gpu_peak_scope = closed.get("gpu_peak_bytes"), closed.get("gpu_peak_scope")
         self.trials.append(trial)
         self.fit = closed["fit"]
         return trial

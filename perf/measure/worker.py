@@ -26,9 +26,12 @@ Requests:
     {"op": "round", "reference": null}
                        ->  {"round_s": …}                     one timed round of the open trial; with "reference":
                            "before" or "after", a round of the timing reference timed then too: "reference_round_s"
-    {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null, "gpu_peak_bytes": …}
+    {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null, "gpu_peak_bytes": …,
+                            "gpu_peak_scope": …}
                            its last answer checked, its session freed; on a GPU the most memory its framework held
-                           (else null), given back (perf/measure/gpu.py)
+                           (else null), given back, and whether that is the trial's own peak ("trial") or the
+                           worker's so far, which the trial did not raise ("worker": JAX's, never reset; else null):
+                           perf/measure/gpu.py
 
 A trial is held open so that the gate can time its rounds in turn with another version's, each round
 paired with theirs within milliseconds; the suite times a trial's rounds beside the timing reference's in the
@@ -123,7 +126,9 @@ def serve(tree: str, preload: list[str]) -> None:
         placement = None if key in placement_checked else {}
         placement_checked.add(key)
         session = ExitStack()
-        trial.update(session=session, solver=solver, n=n, steps=steps, device=request["device"])
+        trial.update(session=session, solver=solver, n=n, steps=steps, device=request["device"],
+                     peaks_at_open={package: gpu.peak_at_open(package) for package in getattr(solver, "needs", ())
+                                    if request["device"] == "gpu"})
         run, setup_s = session.enter_context(prepared(solver, seed_problem(n, iterations=steps), request["device"],
                                                       placement, request["calls"]))
         trial["run"] = slowed(run, slowdown_of(solver.name))
@@ -156,15 +161,17 @@ def serve(tree: str, preload: list[str]) -> None:
             return {"closed": False}
         session, fit, solver, n, device = (trial.pop("session"), trial.pop("fit", None), trial["solver"], trial["n"],
                                            trial["device"])
+        peaks_at_open = trial.get("peaks_at_open", {})
         trial.clear()
         session.close()
-        held = None
-        for package in getattr(solver, "needs", ()) if device == "gpu" else ():  # given back before the next trial opens
-            held = given_back(package) or held
+        peaks = [given_back(package, peaks_at_open.get(package))  # given back before the next trial opens
+                 for package in (getattr(solver, "needs", ()) if device == "gpu" else ())]
+        held, scope = next((peak for peak in peaks if peak[0] is not None), (None, None))
         if fit is not None and (error := answer_mismatch(fit, solver, n)):
             return {"error": f"wrong answer: {error}", "kind": "wrong answer"}
         return {"closed": True, "fit": fit and {"w": float(fit.w), "b": float(fit.b), "loss": float(fit.loss),
-                                                "iterations": int(fit.iterations)}, "gpu_peak_bytes": held}
+                                                "iterations": int(fit.iterations)}, "gpu_peak_bytes": held,
+                "gpu_peak_scope": scope}
 
     def answer(request: dict) -> dict:
         if request["op"] == "solvers":  # "only": the names asked for, so that no other package is imported
@@ -199,9 +206,9 @@ def serve(tree: str, preload: list[str]) -> None:
         print(json.dumps(reply), flush=True)
 
 
-def given_back(package: str) -> int | None:
-    """The GPU memory a closed trial's framework held at most (None where it cannot say), released: bookkeeping,
-    never a reason to fail a trial."""
+def given_back(package: str, at_open: int | None = None) -> tuple[int | None, str | None]:
+    """The GPU memory a closed trial's framework held at most and its scope (gpu.trial_peak, from the peak at_open),
+    (None, None) where it cannot say; released: bookkeeping, never a reason to fail a trial."""
     try:
         held = gpu.peak_bytes(package)
     except Exception:
@@ -210,7 +217,7 @@ def given_back(package: str) -> int | None:
         gpu.released(package)
     except Exception:
         pass
-    return held
+    return gpu.trial_peak(package, at_open, held)
 
 
 def kept_to(framework: str | None) -> tuple[str, ...]:
