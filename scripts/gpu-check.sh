@@ -107,7 +107,7 @@ report_command=("$PYTHON" -m perf.report "$out/run.json" --out "$out")
 # Plots where matplotlib imports; asked for without it, the report is an error rather than a report without them.
 "$PYTHON" -c 'import matplotlib' >/dev/null 2>&1 || report_command+=(--no-plots)
 # Whether step 2 timed anything on the GPU at all: its gpu benchmarks skip, and pytest passes, when none is seen.
-gpu_timed_command=("$PYTHON" -c 'import json, os, sys; os.path.isfile(sys.argv[1]) or sys.exit(f"no {sys.argv[1]}: step 2 (pytest) wrote none"); devices = [benchmark["extra_info"].get("device") for benchmark in json.load(open(sys.argv[1]))["benchmarks"]]; print("timed:", devices.count("cpu"), "benchmarks on cpu,", devices.count("gpu"), "on gpu"); sys.exit(0 if "gpu" in devices else "no benchmark was timed on the GPU: see the skips in pytest.txt")' "$out/run.json")
+gpu_timed_command=("$PYTHON" -m perf.report.device_check "$out/run.json")
 gate_command=("$PYTHON" -m perf.gate . . --devices gpu --solvers "$gpu_solvers" --budget "$GATE_BUDGET_S"
               --json "$out/gate.json")
 

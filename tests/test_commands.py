@@ -11,7 +11,7 @@ from helpers import ROOT
 
 COMMANDS = ["pytest", "perf.gate", "perf.report", "perf.research.noise_study", "perf.research.releases",
             "perf.research.compare_study", "perf.research.worker_history", "perf.research.seed_programs",
-            "solvers.prerequisites"]
+            "solvers.prerequisites", "perf.report.device_check"]
 
 
 @pytest.mark.parametrize("module", COMMANDS)

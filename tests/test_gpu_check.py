@@ -78,7 +78,7 @@ def test_the_dry_run_names_the_steps_and_the_solvers(tensorflow):
     assert option(pytest_run, "--benchmark-json") == "out/run.json"
     plots = [] if importlib.util.find_spec("matplotlib") else ["--no-plots"]  # the test's Python is the script's
     assert report == [sys.executable, "-m", "perf.report", "out/run.json", "--out", "out", *plots]
-    assert gpu_timed[:2] == [sys.executable, "-c"] and gpu_timed[-1] == "out/run.json"
+    assert gpu_timed == [sys.executable, "-m", "perf.report.device_check", "out/run.json"]
     assert gate[:5] == [sys.executable, "-m", "perf.gate", ".", "."]
     assert option(gate, "--devices") == "gpu"
     assert option(gate, "--solvers").split(",") == gpu_capable(listed)
@@ -163,7 +163,8 @@ if args[:1] == ["-c"] and "import solvers" in args[1] and os.environ.get("FAKE_L
 if args[:1] == ["-m"] and args[1] in exits:
     print("fake", args[1])
     if args[1] == "pytest" and os.environ.get("FAKE_DEVICES"):
-        benchmarks = [{{"extra_info": {{"device": device}}}} for device in os.environ["FAKE_DEVICES"].split(",")]
+        benchmarks = [{{"extra_info": {{"device": device, "solver": "torch_compile", "trial_setup_s": [20.0, 18.5]}}}}
+                      for device in os.environ["FAKE_DEVICES"].split(",")]
         with open(args[args.index("--benchmark-json") + 1], "w") as run:
             json.dump({{"benchmarks": benchmarks}}, run)
     sys.exit(exits[args[1]])
@@ -212,7 +213,11 @@ def test_every_step_passing_exits_0_and_no_gpu_benchmark_fails(tmp_path, tensorf
     passing = fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0, devices="cpu,gpu")
     result = run_script(tmp_path / "passed", python=passing, pythonpath=tensorflow[1])
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "timed: 1 benchmarks on cpu, 1 on gpu" in (tmp_path / "passed" / "gpu-timed.txt").read_text()
+    assert (tmp_path / "passed" / "gpu-timed.txt").read_text().splitlines() == [
+        "timed: 1 benchmarks on cpu, 1 on gpu",
+        "setup and warm-up before the timed rounds, compiles included: 77 s in all",
+        "  torch_compile on cpu: 38.5 s over 2 trials, 20.0 s the longest",
+        "  torch_compile on gpu: 38.5 s over 2 trials, 20.0 s the longest"]
     cpu_only = fake_python(solvers_prerequisites=0, pytest=0, perf_report=0, perf_gate=0, devices="cpu")
     result = run_script(tmp_path / "cpu-only", python=cpu_only, pythonpath=tensorflow[1])
     assert result.returncode == 1
@@ -325,3 +330,16 @@ def test_a_run_with_skip_compile_says_so_and_times_without_torch_compile(tmp_pat
     assert "torch_compile" not in environment.split("## commands run")[1]
     result = run_script(tmp_path / "timed", python=python)
     assert "torch_compile: timed" in (tmp_path / "timed" / "environment.txt").read_text()
+
+
+def test_the_gpu_timed_step_reads_a_run_without_setup_figures_and_refuses_one_it_cannot_read(tmp_path, capsys):
+    from perf.report import device_check
+
+    older = tmp_path / "older.json"  # saved before trial_setup_s was recorded
+    older.write_text(json.dumps({"benchmarks": [{"extra_info": {"device": "gpu", "solver": "jax_step"}}]}))
+    assert device_check.main([str(older)]) == 0
+    assert capsys.readouterr().out == "timed: 0 benchmarks on cpu, 1 on gpu\n"
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    assert device_check.main([str(broken)]) == 1
+    assert capsys.readouterr().err.startswith(f"cannot read {broken} as a pytest-benchmark JSON run: JSONDecodeError")

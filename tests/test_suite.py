@@ -123,6 +123,9 @@ def test_saved_runs_go_to_a_folder_per_environment_and_record_it(run_perf, pytes
     assert info["per_iteration_us"] == info["reference_per_iteration_us"]
     assert info["reference_trials_pooled"] == 2 * PROFILES["quick"].trials  # the run_perf fixture's --budget 0
     assert info["setup_s"] >= 0 and info["device_name"] and info["numpy"]
+    # Each trial's setup and warm-up, the first trial's the figures above.
+    assert len(info["trial_setup_s"]) == info["trials"] and all(seconds > 0 for seconds in info["trial_setup_s"])
+    assert info["trial_setup_s"][0] == pytest.approx(info["setup_s"] + (info["first_run_s"] or 0))
     # Each trial in a worker process of its own, the same for every benchmark: trial i in worker i.
     assert len(set(info["trial_processes"])) == info["trials"]
     assert "ratio_to_reference" not in info  # numpy_loop is the reference itself

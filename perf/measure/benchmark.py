@@ -107,6 +107,7 @@ def record(benchmark, solver, device, plan: Plan, fit: Fit, scheduled: Scheduled
     info.update(placement=measured.placement, trials=len(measured.trials), rounds_per_trial=measured.rounds_per_trial,
                 trial_medians_s=[trial.median_s() for trial in measured.trials], setup_s=first.setup_s,
                 first_run_s=first.first_run_s, warm_up_each_trial=measured.warm_up_each_trial,
+                trial_setup_s=[trial.setup_s + (trial.first_run_s or 0) for trial in measured.trials],
                 trial_processes=[trial.process for trial in measured.trials], trials_stopped=scheduled.stopped)
     if device == "gpu":
         info["gpu_peak_bytes"] = [trial.gpu_peak_bytes for trial in measured.trials]
