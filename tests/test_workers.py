@@ -126,3 +126,20 @@ def test_a_solver_whose_framework_a_process_keeps_out_is_answered_as_kept_out_no
     why = "jax_step needs jax, kept out of this worker process: each framework's solvers run in a process of their own"
     assert listed == {"cpu": f"{why} (perf/measure/workers.py)", "gpu": f"{why} (perf/measure/workers.py)"}
     assert opened == {"error": listed["cpu"], "kind": "kept out"} and loaded == []
+
+
+@pytest.mark.e2e
+def test_the_jax_process_never_imports_torch_nor_the_torch_process_jax(tmp_path, monkeypatch):
+    """PyTorch is not installed here: a stand-in torch package on PYTHONPATH, whose import each process records, shows
+    which process imports it. Both frameworks importable, as on a GPU machine."""
+    (tmp_path / "torch.py").write_text("__version__ = '0.0.0+stand-in'\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    started = Workers(VERSION, 1, ["jax_step", "torch_eager"], alongside=("numpy_loop",))
+    try:
+        listed = started.ask({"op": "solvers", "only": ["jax_step", "torch_eager"]})["solvers"]
+        loaded = {framework: process.ask({"op": "frameworks"})["frameworks"]
+                  for framework, process in started.processes.items()}
+    finally:
+        started.close()
+    assert loaded == {"jax": ["jax"], "torch": ["torch"]}
+    assert listed["jax_step"]["cpu"] is None and "kept out" not in str(listed)
