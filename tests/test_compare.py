@@ -93,10 +93,12 @@ def test_runs_not_like_with_like_are_not_measured_their_verdicts_printed_but_not
 
 def test_a_run_saved_before_each_framework_had_its_own_worker_process_is_not_like_with_like():
     then = document([bench(WHILE_LOOP, info(spread(1.0)))])  # it recorded no worker_processes
-    now = {**FSSGD, "worker_processes": describe("quick")["worker_processes"]}
+    described = describe("quick")
+    now = {**FSSGD, **{key: described[key] for key in ("worker_processes", "malloc_settings")}}
     found = comparison(then, "0001_run.json", now, [bench(WHILE_LOOP, info(spread(1.0)))], 0.10)
     assert found.not_measured == ("not like with like (worker processes every selected framework in each then, one "
-                                  "framework each now): its verdicts do not count")
+                                  "framework each now; malloc glibc's defaults then, MALLOC_MMAP_THRESHOLD_=33554432, "
+                                  "MALLOC_TRIM_THRESHOLD_=67108864 now): its verdicts do not count")
 
 
 def test_the_slowdown_tooling_stands_in_for_a_code_change_said_but_judged():

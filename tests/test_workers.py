@@ -7,7 +7,7 @@ import pytest
 
 import solvers
 from perf.measure import workers
-from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker
+from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker, malloc_settings
 from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
 
 VERSION = Version("suite", "this tree", ROOT, sys.executable)
@@ -143,3 +143,19 @@ def test_the_jax_process_never_imports_torch_nor_the_torch_process_jax(tmp_path,
         started.close()
     assert loaded == {"jax": ["jax"], "torch": ["torch"]}
     assert listed["jax_step"]["cpu"] is None and "kept out" not in str(listed)
+
+
+def test_every_worker_runs_with_glibcs_thresholds_fixed_unless_the_user_set_them():
+    assert malloc_settings({}) == {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "67108864"}
+    assert malloc_settings({"MALLOC_MMAP_THRESHOLD_": "131072"})["MALLOC_MMAP_THRESHOLD_"] == "131072"
+
+
+@pytest.mark.e2e
+def test_a_worker_process_has_the_malloc_settings_in_its_environment():
+    started = Worker(VERSION, threads=1, preload=["numpy_lean"], framework=NO_FRAMEWORK)
+    try:
+        assert started.ask({"op": "frameworks"}) == {"frameworks": []}  # started and serving
+        environ = open(f"/proc/{started.process.pid}/environ", "rb").read().decode().split("\0")
+    finally:
+        started.close()
+    assert {"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=67108864", "FSSGD_FRAMEWORK=numpy"} <= set(environ)

@@ -14,6 +14,7 @@ import numpy as np
 from perf.measure import cpus, gpu
 from perf.measure.profiles import shrink_factor
 from perf.measure.trials import SLOWDOWN_VARIABLE
+from perf.measure.worker import malloc_settings
 from perf.measure.workers import WORKER_PROCESSES
 from solvers import packages, tensorflow_support
 
@@ -96,6 +97,8 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
         "worker_processes": WORKER_PROCESSES,
         # What lets the suite's worker processes share one GPU (perf/measure/gpu.py).
         "gpu_memory_settings": gpu.memory_settings(),
+        # glibc's thresholds for a large allocation, fixed in every worker (perf/measure/worker.py).
+        "malloc_settings": malloc_settings(),
         # Test tooling that stretches the timed calls (perf/measure/trials.py): a slowed run must say so.
         "slowdown": os.environ.get(SLOWDOWN_VARIABLE) or None,
         # Test tooling that runs a profile many times shorter (perf/measure/profiles.py): a shrunk run must say so.

@@ -66,6 +66,11 @@ IMPORT_CPU_VARIABLE = "FSSGD_IMPORT_CPU"
 # The frameworks with a GPU runtime of their own: never two in one worker process (perf/measure/workers.py). They are
 # solvers.packages.GPU_FRAMEWORKS, held here too: the worker serves other revisions' solvers, which may lack it.
 FRAMEWORKS = ("tensorflow", "jax", "torch")
+# glibc's malloc serves a large allocation from fresh pages (mmap) below a threshold that it raises, up to 32 MiB, as
+# the process frees such chunks: what a process imported or ran before then sets the cost of every large temporary.
+# A NumPy step at n = 1e5 cost 3.8x more in a fresh process than after `import tensorflow` had raised it
+# (docs/measurement.md). Fixed at that maximum in every worker, unless set by the user, it is the same in all of them.
+MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 # The framework a worker process is for ("jax", "numpy" for none of them): every other is kept out of it.
 FRAMEWORK_VARIABLE = "FSSGD_FRAMEWORK"
 
@@ -260,6 +265,11 @@ def pinned(cpu_list: tuple[int, ...]) -> None:
         os.sched_setaffinity(int(thread), cpu_list)
 
 
+def malloc_settings(environ=os.environ) -> dict[str, str]:
+    """The allocator settings a worker runs with: MALLOC_SETTINGS, where environ does not set them otherwise."""
+    return {name: environ.get(name, default) for name, default in MALLOC_SETTINGS.items()}
+
+
 class Worker:
     """Our end of one version's worker process: timed on the CPUs given (its CPU affinity), else wherever the system
     puts it; its packages imported on import_cpu first where given; every framework but framework's kept out of it
@@ -273,6 +283,7 @@ class Worker:
         env.update(FSSGD_THREADS=str(threads), PYTHONDONTWRITEBYTECODE="1")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # quiet, unless the user asked for TensorFlow's log
         env.update(gpu.memory_settings(env))  # several workers share one GPU
+        env.update(malloc_settings(env))
         if affinity:
             env[cpus.AFFINITY_VARIABLE] = cpus.compact(affinity)
             if import_cpu is not None:

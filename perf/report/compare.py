@@ -50,6 +50,8 @@ ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
                ("CPU affinity", recorded_affinity),
                ("oneDNN", lambda fssgd: fssgd.get("onednn_setting")),
                ("worker processes", lambda fssgd: fssgd.get("worker_processes", EARLIER_WORKER_PROCESSES)),
+               ("malloc", lambda fssgd: ", ".join(f"{name}={value}" for name, value in
+                                                  (fssgd.get("malloc_settings") or {}).items()) or "glibc's defaults"),
                ("profile", lambda fssgd: fssgd.get("profile")),
                ("FSSGD_SHRINK", lambda fssgd: fssgd.get("shrink") or "unset"))
 # Test tooling that stands in for a code change (perf/measure/trials.py): said, and judged as a change would be.
