@@ -135,6 +135,19 @@ def test_a_gate_that_cannot_start_writes_its_summary_saying_what_it_could_not_me
     assert "is neither a git revision" in capsys.readouterr().err
 
 
+def test_a_mistake_in_the_command_is_a_usage_error_that_still_writes_its_summary(monkeypatch, tmp_path, capsys):
+    started = fake_workers_for_every_version(monkeypatch, cpu_only("numpy_lean"), lambda solver, label, index: 1e-4)
+    summary = tmp_path / "summary.md"
+    with pytest.raises(SystemExit) as stopped:
+        main([".", ".", "--devices", "cpuu", "--summary", str(summary)])
+    assert stopped.value.code == USAGE_ERROR and not started
+    assert "--devices: 'cpuu' is not a list of cpu, gpu" in capsys.readouterr().err
+    lines = summary.read_text().splitlines()
+    assert lines[0] == ("**gate NOT MEASURED: --devices: 'cpuu' is not a list of cpu, gpu** (exit 2: a usage error, "
+                        "reported before anything was timed)")
+    assert "Replay it locally: `python -m perf.gate . . --devices cpuu`" in lines
+
+
 @pytest.mark.parametrize("where", ["--summary", SUMMARY_VARIABLE])
 def test_a_summary_that_cannot_be_written_is_a_usage_error_naming_it_before_anything_is_timed(monkeypatch, tmp_path,
                                                                                            capsys, where):

@@ -123,8 +123,21 @@ def listed_benchmarks(parser, options) -> list[Key]:
     return list(dict.fromkeys(keys))
 
 
-def replaying(argv: list[str], seed: int) -> str:
-    """The command that replays this gate here: its arguments with this seed, less --summary (a file of CI's)."""
+class GateParser(argparse.ArgumentParser):
+    """argparse's parser, whose errors once the command's summary can be written go there too: a CI page that shows
+    nothing reads as nothing wrong."""
+    summary_report = None  # (the report so far, the --summary path), set once the targets are checked
+
+    def error(self, message):
+        if self.summary_report:
+            report, path = self.summary_report
+            summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.NOT_MEASURED}: {message}"}, path)
+        super().error(message)
+
+
+def replaying(argv: list[str], seed: int | None) -> str:
+    """The command that replays this gate here: its arguments with this seed (where one is drawn yet), less --summary
+    (a file of CI's)."""
     kept, skip = [], False
     for argument in argv:
         if skip:
@@ -133,7 +146,7 @@ def replaying(argv: list[str], seed: int) -> str:
             skip = True
         elif not argument.startswith(("--seed=", "--summary=")):
             kept.append(argument)
-    return shlex.join(["python", "-m", "perf.gate", *kept, "--seed", str(seed)])
+    return shlex.join(["python", "-m", "perf.gate", *kept, *(["--seed", str(seed)] if seed is not None else [])])
 
 
 def summarized(report: dict, path: Path | None) -> int:
@@ -148,7 +161,7 @@ def summarized(report: dict, path: Path | None) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m perf.gate", description=__doc__.splitlines()[0])
+    parser = GateParser(prog="python -m perf.gate", description=__doc__.splitlines()[0])
     parser.add_argument("baseline", help="git revision, '.', or a Python interpreter")
     parser.add_argument("candidate", nargs="?", default=".", help="the same kinds (default: '.', the working tree)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
@@ -189,6 +202,9 @@ def main(argv=None) -> int:
         check_summary_targets(options.summary)  # before anything is timed
     except (ValueError, SummaryError) as error:
         parser.error(str(error))
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser.summary_report = ({"rows": [], "machine": cpu_model(), "command": replaying(arguments, options.seed)},
+                             options.summary)
     if options.cpu_affinity:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:
@@ -211,7 +227,7 @@ def main(argv=None) -> int:
     report = {"baseline": options.baseline, "candidate": options.candidate, "threshold": options.threshold,
               "seed": seed, "asked": asked, "machine": cpu_model(),
               "cpu_affinity": cpus.affinity_setting(gate_affinity()), "confirmed": not options.no_confirm,
-              "command": replaying(sys.argv[1:] if argv is None else list(argv), seed), "rows": []}
+              "command": replaying(arguments, seed), "rows": []}
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))

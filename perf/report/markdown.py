@@ -300,14 +300,14 @@ def gate_summary(report: dict) -> str:
     elif rows:
         lines += ["Not measured or skipped: none.", ""]
     if report.get("machine"):
-        lines += [f"Machine: {report['machine']}; workers on {report.get('cpu_affinity', 'CPUs not recorded')}.", ""]
+        workers = f"; workers on {report['cpu_affinity']}" if report.get("cpu_affinity") else ""
+        lines += [f"Machine: {report['machine']}{workers}.", ""]
     else:
         lines += ["Machine and CPU affinity: not recorded in this report.", ""]
     if report.get("command"):
         lines += [f"Replay it locally: `{report['command']}`", ""]
     else:
-        lines += [f"Replay it locally: the command is not recorded in this report; its seed was {report.get('seed')}.",
-                  ""]
+        lines += [f"Replay it locally: the command is not recorded in this report; its seed was {report['seed']}.", ""]
     if rows:
         lines += [f"<details><summary>Every verdict ({len(rows)} benchmarks)</summary>", ""]
         lines += markdown(["benchmark", "verdict", "ratio", "interval", "passes", "steps × calls", "why"], [
