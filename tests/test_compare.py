@@ -410,3 +410,14 @@ def test_a_summary_that_cannot_be_written_or_without_a_comparison_is_a_usage_err
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--summary needs --benchmark-compare*"])
     assert "Traceback" not in result.stderr.str()
+
+
+def test_a_comparison_with_no_saved_run_still_writes_its_summary_saying_so(run_perf, tmp_path):
+    summary = tmp_path / "summary.md"
+    result = run_perf(*TWO_SOLVERS, f"--benchmark-storage=file://{tmp_path / 'empty'}", "--benchmark-compare",
+                      "--summary", str(summary), "--collect-only")
+    assert result.ret == NOT_MEASURED, result.stdout.str()[-3000:]
+    first = summary.read_text().splitlines()[0]
+    assert first.startswith("**--benchmark-compare NOT MEASURED**: ") and first.endswith(
+        "(exit 10: it could not judge what it was asked, which is never a pass)")
+    assert first.removeprefix("**--benchmark-compare NOT MEASURED**: ").split(" (exit 10")[0] in result.stderr.str()
