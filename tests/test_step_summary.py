@@ -13,6 +13,7 @@ from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.rules import Verdict
 from perf.report.compare import comparison, run_ending
 from perf.report.markdown import SUMMARY_VARIABLE, comparison_summary, gate_summary
+from perf.report.summary import free_on, setting, summary_lines
 
 REAL_GATE = ROOT / "docs" / "results" / "gpu-check-cpu" / "gate-on-cpu" / "gate.json"
 MOST_LINES_ABOVE_DETAILS = 40
@@ -194,3 +195,26 @@ def test_a_comparison_that_loaded_no_saved_run_says_so_first():
     assert comparison_summary(status, reasons, [], []).splitlines() == [
         "**--benchmark-compare NOT MEASURED**: --benchmark-compare: pytest-benchmark loaded no saved run to compare "
         "with (exit 10: it could not judge what it was asked, which is never a pass)"]
+
+
+# The examples in the docs are this writer's, from real results ------------------------------------------------------
+
+
+def comparison_example(solvers=("numpy_loop", "tf1_feed_dict", "tf1_while_loop")) -> str:
+    """docs/usage.md's example: two saved runs of the calibration, three of their solvers."""
+    folder = ROOT / "docs" / "results" / "compare-calibration" / "2026-12-06" / "final-quiet"
+    then, now = (json.loads((folder / name).read_text()) for name in ("run-00.json", "run-01.json"))
+    benchmarks = [entry for entry in now["benchmarks"] if entry["extra_info"].get("solver") in solvers]
+    fssgd = now["machine_info"]["fssgd"]
+    found = comparison(then, "run-00.json", fssgd, benchmarks, 0.10)
+    status, reasons = run_ending([found], None)
+    return comparison_summary(status, reasons, [found], summary_lines(benchmarks, setting(fssgd), free_on(fssgd)))
+
+
+@pytest.mark.parametrize("doc, example", [
+    ("gate.md", lambda: gate_summary(json.loads(REAL_GATE.read_text()))),
+    ("usage.md", comparison_example),
+])
+def test_the_docs_show_the_summary_as_this_writer_renders_it_from_real_results(doc, example):
+    text = example()
+    assert f"````markdown\n{text}````\n" in (ROOT / "docs" / doc).read_text(), f"docs/{doc}: update its example to\n{text}"
