@@ -21,6 +21,7 @@ from perf.measure.profiles import (DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, p
                                    shrink_factor)
 from perf.measure.schedule import Schedule
 from perf.report import compare, decide, summary
+from perf.report.markdown import SUMMARY_VARIABLE, SummaryError, check_summary_targets, comparison_summary, write_summary
 from perf.report.rows import derived_keys, rows_of
 from perf.storage import DEFAULT_STORAGE, RunError, StorageError, check_storage, read_run, runs_folder
 from solvers import tensorflow_support
@@ -64,6 +65,10 @@ def pytest_addoption(parser):
     group.addoption(ALLOW_UNAVAILABLE, action="store_true",
                     help="with --benchmark-compare: a device named by --devices that nothing could be timed on "
                          "is allowed, said, instead of leaving the comparison NOT MEASURED")
+    group.addoption("--summary", type=Path, metavar="FILE",
+                    help=f"with --benchmark-compare: also write its ending in Markdown here (${SUMMARY_VARIABLE}, "
+                         "where set, is appended to without it): the verdict, the comparison's table, this run's "
+                         "answer")
 
 
 def selected(config, option: str, known) -> list[str]:
@@ -99,6 +104,13 @@ def pytest_configure(config):
     if config.getoption("decide") and not config.getoption("benchmark_compare", None):
         raise pytest.UsageError("--decide needs --benchmark-compare: the gate decides the rows a comparison with a "
                                 "saved run could not tell")
+    if config.getoption("summary") and not config.getoption("benchmark_compare", None):
+        raise pytest.UsageError("--summary needs --benchmark-compare: it is the comparison's ending in Markdown")
+    if config.getoption("benchmark_compare", None):
+        try:
+            check_summary_targets(config.getoption("summary"))  # before anything is timed
+        except SummaryError as error:
+            raise pytest.UsageError(str(error)) from None
     os.environ[tensorflow_support.THREADS_VARIABLE] = str(config.getoption("threads"))
     os.environ.update(gpu.memory_settings())  # before any framework here starts on a GPU the workers share
     config.stash[ORDER_SEED] = random.SystemRandom().randrange(2**32)
@@ -111,6 +123,7 @@ def pytest_configure(config):
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     except NotMeasured as error:
+        summarized(config, NOT_MEASURED, [str(error)])
         pytest.exit(f"fssgd-bench: {words.NOT_MEASURED}: {error}", returncode=NOT_MEASURED)
 
 
@@ -272,13 +285,15 @@ def pytest_terminal_summary(terminalreporter, config):
     if session.disabled or not session.benchmarks:
         if config.getoption("benchmark_compare"):
             why = "--benchmark-disable" if session.disabled else "every one skipped or deselected"
-            not_measured(config, terminalreporter, f"--benchmark-compare: no benchmark was timed ({why})")
+            why = f"--benchmark-compare: no benchmark was timed ({why})"
+            not_measured(config, terminalreporter, why)
+            summarized(config, NOT_MEASURED, [why], terminalreporter=terminalreporter)
         return result
     benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
-    write_section(terminalreporter, "fssgd-bench: the answer for this run", summary.summary_lines(
-        benchmarks, summary.setting(described(config)), summary.free_on(described(config))))
+    answer = summary.summary_lines(benchmarks, summary.setting(described(config)), summary.free_on(described(config)))
+    write_section(terminalreporter, "fssgd-bench: the answer for this run", answer)
     if config.getoption("benchmark_compare"):
-        compared_with_saved_run(config, terminalreporter, session, benchmarks)
+        compared_with_saved_run(config, terminalreporter, session, benchmarks, answer)
     if regressed:
         terminalreporter.write_line(f"fssgd-bench: {words.FAILED} --benchmark-compare-fail: pytest-benchmark found "
                                     "the absolute times above regressed (they move with the machine's speed; "
@@ -287,10 +302,10 @@ def pytest_terminal_summary(terminalreporter, config):
     return result
 
 
-def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> None:
+def compared_with_saved_run(config, terminalreporter, session, benchmarks, answer: list[str]) -> None:
     """This run's verdicts against the saved run pytest-benchmark loaded (by its path), and the run's exit status from
     them: FAILED on a SLOWER under --fail-on-slower or an error the gate found under --decide, NOT MEASURED where the
-    comparison (or the gate deciding it) could not judge."""
+    comparison (or the gate deciding it) could not judge. Its summary, with the answer, where one is asked."""
     fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
     decider = config.getoption("decide") and functools.partial(
@@ -309,11 +324,25 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks) -> No
                       config.stash[STORAGE_WARNINGS] + found.lines)
         endings.append(found)
     status, reasons = compare.run_ending(endings, fail_on_slower)
+    summarized(config, status, reasons, endings, answer, terminalreporter)
     if status == NOT_MEASURED:
         return not_measured(config, terminalreporter, reasons[0])
     for why in reasons:
         terminalreporter.write_line(f"fssgd-bench: {words.FAILED} {why}", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def summarized(config, status: int, reasons: list[str], endings=(), answer=(), terminalreporter=None) -> None:
+    """The comparison's ending in Markdown, to --summary and $GITHUB_STEP_SUMMARY where given; one that cannot be
+    written (checked before anything was timed) is said, and is a usage error unless the run already failed."""
+    try:
+        write_summary(comparison_summary(status, reasons, list(endings), list(answer)), config.getoption("summary"))
+    except SummaryError as error:
+        if terminalreporter is None:
+            raise pytest.UsageError(str(error)) from None
+        terminalreporter.write_line(f"fssgd-bench: error: {error}", red=True, bold=True)
+        if config.stash[SESSION].exitstatus == pytest.ExitCode.OK:
+            config.stash[SESSION].exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 def not_measured(config, terminalreporter, why: str) -> None:

@@ -375,3 +375,51 @@ def test_a_threshold_without_its_sign_is_a_usage_error_as_in_the_gate(run_perf):
     result = run_perf(*TWO_SOLVERS, "--benchmark-compare", "--fail-on-slower=0.1", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--fail-on-slower: expected a percentage above 0 with its sign, e.g. 10%, got '0.1'*"])
+
+
+def test_summary_and_github_step_summary_get_the_comparisons_markdown(run_perf, tmp_path_factory, monkeypatch):
+    # The committed full run from "another CPU", as above: a table of verdicts that do not count, NOT MEASURED.
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the wiring, not the figures
+    storage, pages = tmp_path_factory.mktemp("elsewhere"), tmp_path_factory.mktemp("pages")
+    (storage / get_machine_id()).mkdir()
+    saved = json.loads((ROOT / "docs" / "results" / "full" / "full.json").read_text())
+    saved["machine_info"]["fssgd"]["cpu_model"] = "Another CPU"
+    (storage / get_machine_id() / "0001_old.json").write_text(json.dumps(saved))
+    page, summary = pages / "step_summary.md", pages / "summary.md"
+    page.write_text("an earlier step's summary\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(page))
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", f"--benchmark-storage=file://{storage}",
+                      "--benchmark-compare=0001", "--summary", str(summary))
+    assert result.ret == NOT_MEASURED, result.stdout.str()[-3000:]
+    written = summary.read_text()
+    assert page.read_text() == "an earlier step's summary\n" + written  # appended, not overwritten
+    lines = written.rstrip("\n").splitlines()  # a blank line last, apart from a later step's summary
+    assert lines[0].startswith("**--benchmark-compare NOT MEASURED**: not like with like (CPU Another CPU then, ")
+    assert lines[0].endswith("(exit 10: it could not judge what it was asked, which is never a pass)")
+    assert lines[2].startswith("Against ") and "0001_old.json: per benchmark, × numpy_loop then and now" in lines[2]
+    table = lines.index("| benchmark | then | now | change (interval) | verdict |")
+    assert lines[table + 2].startswith("| `numpy_lean-cpu-n1000` | ")
+    answer = lines.index("```text")
+    assert lines[answer + 1].startswith("Per step, profile quick, ") and lines[-1] == "</details>"
+
+
+def test_a_summary_that_cannot_be_written_or_without_a_comparison_is_a_usage_error(run_perf, tmp_path):
+    target = tmp_path / "no-such-folder" / "summary.md"
+    result = run_perf(*TWO_SOLVERS, "--benchmark-compare", "--summary", str(target), "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*cannot write the summary to {target}: No such file or directory*"])
+    result = run_perf(*TWO_SOLVERS, "--summary", str(tmp_path / "summary.md"), "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--summary needs --benchmark-compare*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_a_comparison_with_no_saved_run_still_writes_its_summary_saying_so(run_perf, tmp_path):
+    summary = tmp_path / "summary.md"
+    result = run_perf(*TWO_SOLVERS, f"--benchmark-storage=file://{tmp_path / 'empty'}", "--benchmark-compare",
+                      "--summary", str(summary), "--collect-only")
+    assert result.ret == NOT_MEASURED, result.stdout.str()[-3000:]
+    first = summary.read_text().splitlines()[0]
+    assert first.startswith("**--benchmark-compare NOT MEASURED**: ") and first.endswith(
+        "(exit 10: it could not judge what it was asked, which is never a pass)")
+    assert first.removeprefix("**--benchmark-compare NOT MEASURED**: ").split(" (exit 10")[0] in result.stderr.str()

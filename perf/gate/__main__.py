@@ -21,13 +21,15 @@ perf/gate/interleave.py) and judged (perf/judge/rules.py); each one flagged is m
 Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
 fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
 versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never passed. A usage error (an unknown
-device or solver, a revision that does not exist) exits 2 before anything is timed.
+device or solver, a revision that does not exist) exits 2 before anything is timed. --summary FILE, and
+$GITHUB_STEP_SUMMARY where set, get the ending in Markdown (perf/report/markdown.py), however the gate ended.
 """
 
 import argparse
 import json
 import os
 import random
+import shlex
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
@@ -41,10 +43,11 @@ from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURE
 from perf.judge import words
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import Key, cpus
-from perf.measure.environment import threads_argument
+from perf.measure.environment import cpu_model, threads_argument
 from perf.measure.profiles import PROFILES, seconds_argument
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
+from perf.report.markdown import SUMMARY_VARIABLE, SummaryError, check_summary_targets, gate_summary, write_summary
 from solvers import DEVICES
 
 USAGE_ERROR = 2  # argparse's
@@ -120,8 +123,45 @@ def listed_benchmarks(parser, options) -> list[Key]:
     return list(dict.fromkeys(keys))
 
 
+class GateParser(argparse.ArgumentParser):
+    """argparse's parser, whose errors once the command's summary can be written go there too: a CI page that shows
+    nothing reads as nothing wrong."""
+    summary_report = None  # (the report so far, the --summary path), set once the targets are checked
+
+    def error(self, message):
+        if self.summary_report:
+            report, path = self.summary_report
+            summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.NOT_MEASURED}: {message}"}, path)
+        super().error(message)
+
+
+def replaying(argv: list[str], seed: int | None) -> str:
+    """The command that replays this gate here: its arguments with this seed (where one is drawn yet), less --summary
+    (a file of CI's)."""
+    kept, skip = [], False
+    for argument in argv:
+        if skip:
+            skip = False
+        elif argument in ("--seed", "--summary"):
+            skip = True
+        elif not argument.startswith(("--seed=", "--summary=")):
+            kept.append(argument)
+    return shlex.join(["python", "-m", "perf.gate", *kept, *(["--seed", str(seed)] if seed is not None else [])])
+
+
+def summarized(report: dict, path: Path | None) -> int:
+    """The report's status, once its summary is written where asked (--summary, $GITHUB_STEP_SUMMARY); a summary that
+    cannot be written is said, and turns a pass into a usage error: CI would show nothing."""
+    try:
+        write_summary(gate_summary(report), path)
+    except SummaryError as error:
+        print(f"python -m perf.gate: error: {error}", file=sys.stderr)
+        return USAGE_ERROR if report["status"] == 0 else report["status"]
+    return report["status"]
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m perf.gate", description=__doc__.splitlines()[0])
+    parser = GateParser(prog="python -m perf.gate", description=__doc__.splitlines()[0])
     parser.add_argument("baseline", help="git revision, '.', or a Python interpreter")
     parser.add_argument("candidate", nargs="?", default=".", help="the same kinds (default: '.', the working tree)")
     parser.add_argument("--solvers", help="comma-separated solver names (default: every solver of either version)")
@@ -150,13 +190,21 @@ def main(argv=None) -> int:
                              "quiet CPU: of those this process may use, the one taking the fewest block-device "
                              "interrupts, the last on a tie; 'quiet' names it; why one: docs/gate.md)")
     parser.add_argument("--json", type=Path, help="also write every pass's ratios and every verdict here")
+    parser.add_argument("--summary", type=Path, metavar="FILE",
+                        help=f"also write the ending in Markdown here (${SUMMARY_VARIABLE}, where set, is appended to "
+                             "without it): the verdict, the flagged benchmarks, what was not measured, the machine, "
+                             "the command that replays it, every verdict")
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
     options = parser.parse_args(argv)  # --help first: it works wherever Python runs
     try:
-        cpus.allowed()
-    except ValueError as error:
-        parser.error(str(error))  # the gate always pins its workers
+        cpus.allowed()  # the gate always pins its workers
+        check_summary_targets(options.summary)  # before anything is timed
+    except (ValueError, SummaryError) as error:
+        parser.error(str(error))
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser.summary_report = ({"rows": [], "machine": cpu_model(), "command": replaying(arguments, options.seed)},
+                             options.summary)
     if options.cpu_affinity:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:
@@ -172,6 +220,14 @@ def main(argv=None) -> int:
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
     say = lambda text: print(f"gate: {text}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"seed {seed} (--seed {seed} replays it)")
+    asked = (f"benchmarks {options.benchmarks}" if options.benchmarks else
+             f"{'solvers ' + options.solvers if options.solvers else 'every solver'} on {', '.join(devices)} at n = "
+             f"{', '.join(f'{n:,}' for n in profile.sizes)}")
+    # What every ending says, a gate that stopped early alike: the machine, where its workers ran, how to replay it.
+    report = {"baseline": options.baseline, "candidate": options.candidate, "threshold": options.threshold,
+              "seed": seed, "asked": asked, "machine": cpu_model(),
+              "cpu_affinity": cpus.affinity_setting(gate_affinity()), "confirmed": not options.no_confirm,
+              "command": replaying(arguments, seed), "rows": []}
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
@@ -187,21 +243,24 @@ def main(argv=None) -> int:
                                         seed + 1, say)
     except GateUsageError as error:
         print(f"python -m perf.gate: error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.NOT_MEASURED}: {error}"},
+                          options.summary)
     except (GateError, WorkerStopped) as error:
         print(f"gate {words.NOT_MEASURED}: {error}")
-        return NOT_MEASURED
+        return summarized({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
+                          options.summary)
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
+    report.update({
+        "baseline": baseline.description, "candidate": candidate.description, "status": status, "ending": last_line,
+        "rows": [row.saved() for row in rows],
+        "onednn": {version.label: setting for version, setting in onednn_settings(baseline, candidate)},
+        "passes": {outcome.key.name: outcome.log_ratios for outcome in outcomes},
+    })
     if options.json:
-        options.json.write_text(json.dumps({
-            "baseline": baseline.description, "candidate": candidate.description, "threshold": options.threshold,
-            "seed": seed, "status": status, "ending": last_line, "rows": [row.saved() for row in rows],
-            "onednn": {version.label: setting for version, setting in onednn_settings(baseline, candidate)},
-            "passes": {outcome.key.name: outcome.log_ratios for outcome in outcomes},
-        }, indent=1))
-    return status
+        options.json.write_text(json.dumps(report, indent=1))
+    return summarized(report, options.summary)
 
 
 if __name__ == "__main__":

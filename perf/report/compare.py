@@ -81,6 +81,9 @@ class Comparison:
     slower: list[Compared]
     not_measured: str | None = None
     failed: str | None = None
+    results: tuple = ()  # every verdict, as the gate decided it under --decide: the table in lines, for Markdown
+    notes: tuple = ()  # lines without that table, which goes before notes[table_at]
+    table_at: int = 0
 
 
 def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
@@ -154,11 +157,12 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     if not found:
         return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "
                                      f"timed now, {len(then_document['benchmarks'])} in {then_name}; "
-                                     f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)")
+                                     f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)", notes=tuple(lines),
+                          table_at=len(lines))
     if recorded_affinity(then_fssgd) == recorded_affinity(now_fssgd) == FREE:
         lines.append("Both runs ran free: trials on one CPU scatter less, so runs saved with --cpu-affinity 1 could "
                      "call smaller slowdowns (docs/usage.md, Comparing saved runs).")
-    width = max(len(name) for name, _ in found)
+    width, before = max(len(name) for name, _ in found), len(lines)
     lines.append(f"{'benchmark':<{width}}  {'then':>9}  {'now':>9}  {'change':<24}  verdict")
     for name, result in found:
         change = f"{result.change.value:.3f} ({result.change.low:.3f} to {result.change.high:.3f})"
@@ -166,7 +170,7 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         if result.detectable:
             verdict += f" (these runs could call a slowdown of {result.detectable - 1:.0%} or more)"
         lines.append(f"{name:<{width}}  {result.then:>9.4g}  {result.now:>9.4g}  {change:<24}  {verdict}")
-    results = [result for _, result in found]
+    results, after = [result for _, result in found], len(lines)
     undecided = [result for result in results if result.verdict == words.CANT_TELL]
     why_not, allowed = uncounted(then_fssgd, now_fssgd, results, devices, allow_unavailable)
     # A gate is minutes: it runs only where its verdicts would count.
@@ -180,9 +184,10 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         lines.append(gate_line(then_document, undecided, threshold, commit_here))
     lines += allowed
     slower = [result for result in results if result.verdict == words.SLOWER]
+    table = {"results": tuple(results), "notes": tuple(lines[:before] + lines[after:]), "table_at": before}
     if decision:
-        return Comparison(lines, slower, decision.not_measured, decision.failed)
-    return Comparison(lines, slower, why_not)
+        return Comparison(lines, slower, decision.not_measured, decision.failed, **table)
+    return Comparison(lines, slower, why_not, **table)
 
 
 def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], devices: list[str],

@@ -1,5 +1,10 @@
-"""The report as Markdown: per size, the overhead model, where a step goes, the studies, runs side by side."""
+"""The project's Markdown: the report, and the step summaries of a gate and of a comparison of saved runs."""
 
+import os
+from pathlib import Path
+
+from perf.judge import words
+from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.statistics import overlapping
 from perf.report import analysis, studies
 from perf.report.analysis import REFERENCE_SOLVER
@@ -187,3 +192,149 @@ def render(runs: list[Run], models: list[dict], plots: dict, handoff: Handoff | 
         if run.notes:
             lines += ["Skipped:", ""] + [f"- {note}" for note in run.notes] + [""]
     return "\n".join(lines)
+
+
+# Step summaries: a gate's or a comparison's ending, for a CI page (GitHub Actions shows $GITHUB_STEP_SUMMARY) -----
+
+SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+GATE_EXITS = {PASSED: "exit 0: no confirmed regression, repeated error or lost benchmark",
+              FAILED: "exit 1: a confirmed regression, a repeated error or a benchmark the candidate lost",
+              NOT_MEASURED: "exit 10: it could not measure what it was asked, which is never a pass",
+              2: "exit 2: a usage error, reported before anything was timed"}  # argparse's, the gate's usage error
+COMPARISON_EXITS = {PASSED: "exit 0: nothing it stands behind failed",
+                    FAILED: "exit 1: slower past --fail-on-slower, or an error the gate found under --decide",
+                    NOT_MEASURED: "exit 10: it could not judge what it was asked, which is never a pass"}
+# Above the full verdict table a page stays short whatever fails: the rest is in the table.
+MOST_FLAGGED, MOST_UNMEASURED = 12, 8
+
+
+class SummaryError(Exception):
+    """A summary file that cannot be written; the message names it."""
+
+
+def summary_targets(path: Path | None) -> list[tuple[Path, str]]:
+    """Where a summary goes, and how: the --summary file afresh, and $GITHUB_STEP_SUMMARY appended to, as every step
+    of a CI job writes there."""
+    targets = [(Path(path), "w")] if path else []
+    if os.environ.get(SUMMARY_VARIABLE):
+        targets.append((Path(os.environ[SUMMARY_VARIABLE]), "a"))
+    return targets
+
+
+def check_summary_targets(path: Path | None) -> None:
+    """Raise SummaryError where a summary could not be written, so that a command stops before timing anything."""
+    for target, _ in summary_targets(path):
+        try:
+            with open(target, "a"):
+                pass
+        except OSError as error:
+            raise SummaryError(f"cannot write the summary to {target}: {error.strerror or error}") from None
+
+
+def write_summary(text: str, path: Path | None) -> None:
+    """The summary to the --summary file and to $GITHUB_STEP_SUMMARY, each where given; SummaryError naming the path
+    that could not be written."""
+    for target, mode in summary_targets(path):
+        try:
+            with open(target, mode, encoding="utf-8") as summary:
+                summary.write(text.rstrip("\n") + "\n\n")  # a blank line apart from what a later step appends
+        except OSError as error:
+            raise SummaryError(f"cannot write the summary to {target}: {error.strerror or error}") from None
+
+
+def ratio_cells(row: dict) -> list[str]:
+    """A saved verdict's ratio, interval and passes, as the gate's terminal report sets them; dashes where unjudged."""
+    if row.get("ratio") is None:
+        return ["—", "—", str(row.get("passes") or "—")]
+    return [f"{row['ratio']:.3f}", f"[{row['low']:.3f}, {row['high']:.3f}]", str(row["passes"])]
+
+
+def confirmation_cell(row: dict, confirmed: bool | None) -> str:
+    """What measuring a flagged benchmark again alone found (perf/gate/stages.py: confirmed), with why where the
+    benchmark has no ratio (an error, a lost benchmark)."""
+    if (screen := row.get("screening")) and screen.get("ratio") is not None:
+        return f"confirmed alone; the screen's: {' '.join(ratio_cells(screen)[:2])}, {screen['passes']} passes"
+    if check := row.get("confirmation"):
+        verdict = words.printed(words.verdict_read(check["verdict"]))
+        measured = f", {' '.join(ratio_cells(check)[:2])}, {check.get('passes')} passes" if check.get("ratio") else ""
+        return f"not confirmed: {verdict} alone{measured}"
+    return row.get("why") or ("none (--no-confirm)" if confirmed is False else "—")
+
+
+def gate_summary(report: dict) -> str:
+    """A gate's summary from its report as --json saves it: the verdict and its exit status first, the flagged
+    benchmarks, what was not measured or skipped and why, the machine, the command that replays it, and every verdict
+    in a collapsed table."""
+    rows = [{**row, "verdict": words.verdict_read(row["verdict"])} for row in report.get("rows", [])]
+    status = report["status"]
+    lines = [f"**{report['ending']}** ({GATE_EXITS.get(status, f'exit {status}')})", ""]
+    if report.get("candidate"):
+        lines += [f"Candidate {report['candidate']} against baseline {report['baseline']}"
+                  + (f", threshold {report['threshold']:.0%}" if report.get("threshold") else "") + ".", ""]
+    if not rows:
+        lines += [f"Nothing was timed: the gate could not measure {report.get('asked') or 'what it was asked'}.", ""]
+    flagged = [row for row in rows if row["verdict"] in (words.REGRESSION, words.ERROR, words.MISSING,
+                                                         words.UNCONFIRMED)]
+    if flagged:
+        lines += [f"Flagged ({len(flagged)}):", ""]
+        lines += markdown(["benchmark", "verdict", "ratio", "interval", "passes", "confirmation, or why"], [
+            [f"`{row['benchmark']}`", words.printed(row["verdict"]), *ratio_cells(row),
+             confirmation_cell(row, report.get("confirmed"))] for row in flagged[:MOST_FLAGGED]])
+        if len(flagged) > MOST_FLAGGED:
+            lines += [f"And {len(flagged) - MOST_FLAGGED} more, in the table of every verdict below.", ""]
+    elif rows:
+        lines += ["Flagged: none.", ""]
+    unmeasured = {}
+    for row in rows:
+        if row["verdict"] in (words.SKIPPED, words.NEW):
+            why = row.get("why", "").removeprefix(f"{row['verdict']}: ")  # the bullet says its verdict once
+            unmeasured.setdefault((row["verdict"], why), []).append(row["benchmark"])
+    if unmeasured:
+        lines += ["Not measured or skipped:", ""]
+        lines += [f"- {words.printed(verdict)}" + (f" ({why})" if why else "") + ": "
+                  + ", ".join(f"`{name}`" for name in names)
+                  for (verdict, why), names in list(unmeasured.items())[:MOST_UNMEASURED]]
+        if len(unmeasured) > MOST_UNMEASURED:
+            lines.append(f"- and {len(unmeasured) - MOST_UNMEASURED} more reasons, in the table of every verdict below")
+        lines.append("")
+    elif rows:
+        lines += ["Not measured or skipped: none.", ""]
+    if report.get("machine"):
+        workers = f"; workers on {report['cpu_affinity']}" if report.get("cpu_affinity") else ""
+        lines += [f"Machine: {report['machine']}{workers}.", ""]
+    else:
+        lines += ["Machine and CPU affinity: not recorded in this report.", ""]
+    if report.get("command"):
+        lines += [f"Replay it locally: `{report['command']}`", ""]
+    else:
+        lines += [f"Replay it locally: the command is not recorded in this report; its seed was {report['seed']}.", ""]
+    if rows:
+        lines += [f"<details><summary>Every verdict ({len(rows)} benchmarks)</summary>", ""]
+        lines += markdown(["benchmark", "verdict", "ratio", "interval", "passes", "steps × calls", "why"], [
+            [f"`{row['benchmark']}`", words.printed(row["verdict"]), *ratio_cells(row),
+             f"{row['steps']} × {row.get('calls', 1)}" if row.get("steps") else "—", row.get("why") or ""]
+            for row in rows])
+        lines += ["</details>"]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def comparison_summary(status: int, reasons: list[str], comparisons: list, answer: list[str]) -> str:
+    """A comparison of saved runs' summary: its ending and exit status first, each comparison's verdict table with
+    its lines (perf/report/compare.py: a Comparison), then this run's answer as the terminal prints it."""
+    word = {PASSED: words.PASSED, FAILED: words.FAILED}.get(status, words.NOT_MEASURED)
+    said = "; ".join(reasons)
+    lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({COMPARISON_EXITS[status]})", ""]
+    for found in comparisons:
+        before, after = found.notes[:found.table_at], found.notes[found.table_at:]
+        lines += [line for note in before for line in (note, "")]  # a paragraph each, as the terminal's lines
+        if found.results:
+            lines += markdown(["benchmark", "then", "now", "change (interval)", "verdict"], [
+                [f"`{result.key.name}`", f"{result.then:.4g}", f"{result.now:.4g}",
+                 f"{result.change.value:.3f} ({result.change.low:.3f} to {result.change.high:.3f})",
+                 words.printed(result.verdict) + (" (the gate's)" if result.by_gate else "")]
+                for result in found.results])
+        lines += [line for note in after for line in (note, "")]
+    if answer:
+        lines += ["<details><summary>The answer for this run, as the terminal prints it</summary>", "", "```text"]
+        lines += answer + ["```", "", "</details>"]
+    return "\n".join(lines).rstrip("\n") + "\n"
