@@ -150,10 +150,11 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
 @contextmanager
 def started(versions: list, threads: int, preload: list[str] | None = None):
     """A worker per version, label -> Workers (a process per framework), each with the solvers in preload imported
-    (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default one): two versions' rounds,
-    timed in turn, then share its caches and its clock, and the order in which they opened a trial stops mattering
-    (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
-    docs/results/gate-design.md). Each imports on a CPU of its own first, so that the workers of a pass start in parallel."""
+    (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default
+    one): two versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened
+    a trial stops mattering (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
+    docs/results/gate-design.md). Each imports on a CPU of its own first, so that the workers of a pass start in
+    parallel."""
     affinity, may_use = gate_affinity(), cpus.allowed()
     with ExitStack() as stack:
         workers = {}

@@ -3,8 +3,9 @@
 Worker (below) starts `python -m perf.measure.worker TREE [SOLVER ...]` in this repository, so this tree's
 perf/measure times the solvers of TREE: another revision's worktree (the gate), this tree under another interpreter
 (a TensorFlow release), or this tree itself (the suite's trials). The worker first imports the named solvers (all,
-when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the workers of a gate's pass start in parallel; then it pins itself
-to the CPUs cpus.AFFINITY_VARIABLE lists where that is set (its CPU affinity: perf/measure/cpus.py), and serves.
+when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the
+workers of a gate's pass start in parallel; then it pins itself to the CPUs cpus.AFFINITY_VARIABLE lists where that
+is set (its CPU affinity: perf/measure/cpus.py), and serves.
 Where FRAMEWORK_VARIABLE names its framework (perf/measure/workers.py), no other of FRAMEWORKS can be imported in it:
 a solver that needs one is answered as kept out.
 Requests:

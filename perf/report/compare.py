@@ -82,8 +82,7 @@ class Comparison:
     not_measured: str | None = None
     failed: str | None = None
     results: tuple = ()  # every verdict, as the gate decided it under --decide: the table in lines, for Markdown
-    notes: tuple = ()  # lines without that table, which goes before notes[table_at]
-    table_at: int = 0
+    table_lines: tuple[int, int] | None = None  # where that table stands in lines, (first, past the last); None: none
 
 
 def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
@@ -157,8 +156,7 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     if not found:
         return Comparison(lines, [], f"no benchmark of this run has trials in both runs to judge ({len(now_benchmarks)} "
                                      f"timed now, {len(then_document['benchmarks'])} in {then_name}; "
-                                     f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)", notes=tuple(lines),
-                          table_at=len(lines))
+                                     f"{TIMING_REFERENCE[0]}, the timing reference, is not judged)")
     if recorded_affinity(then_fssgd) == recorded_affinity(now_fssgd) == FREE:
         lines.append("Both runs ran free: trials on one CPU scatter less, so runs saved with --cpu-affinity 1 could "
                      "call smaller slowdowns (docs/usage.md, Comparing saved runs).")
@@ -184,7 +182,7 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         lines.append(gate_line(then_document, undecided, threshold, commit_here))
     lines += allowed
     slower = [result for result in results if result.verdict == words.SLOWER]
-    table = {"results": tuple(results), "notes": tuple(lines[:before] + lines[after:]), "table_at": before}
+    table = {"results": tuple(results), "table_lines": (before, after)}
     if decision:
         return Comparison(lines, slower, decision.not_measured, decision.failed, **table)
     return Comparison(lines, slower, why_not, **table)

@@ -325,7 +325,8 @@ def comparison_summary(status: int, reasons: list[str], comparisons: list, answe
     said = "; ".join(reasons)
     lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({COMPARISON_EXITS[status]})", ""]
     for found in comparisons:
-        before, after = found.notes[:found.table_at], found.notes[found.table_at:]
+        first, past = found.table_lines or (len(found.lines), len(found.lines))
+        before, after = found.lines[:first], found.lines[past:]
         lines += [line for note in before for line in (note, "")]  # a paragraph each, as the terminal's lines
         if found.results:
             lines += markdown(["benchmark", "then", "now", "change (interval)", "verdict"], [
