@@ -60,7 +60,8 @@ def pytest_addoption(parser):
     group.addoption("--decide", action="store_true",
                     help="with --benchmark-compare: the rows still CAN'T TELL are handed to the gate (python -m "
                          "perf.gate) in the same command, the saved run's commit against the working tree, those "
-                         f"benchmarks alone, on a screening budget of {decide.GATE_BUDGET_S} s; its verdicts become "
+                         f"benchmarks alone, on a screening budget of {decide.GATE_BUDGET_S_BASE} s and "
+                         f"{decide.GATE_BUDGET_S_PER_ROW} s a row, at most {decide.GATE_BUDGET_S} s; its verdicts become "
                          "theirs (docs/usage.md, Comparing saved runs)")
     group.addoption(ALLOW_UNAVAILABLE, action="store_true",
                     help="with --benchmark-compare: a device named by --devices that nothing could be timed on "

@@ -11,7 +11,7 @@ from helpers import FSSGD, bench, document, info, spread
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure import Key
 from perf.report.compare import compared, comparison, run_ending
-from perf.report.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_command
+from perf.report.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_budget_s, gate_command
 
 COMMIT = {"id": "0123456789abcdef", "dirty": False}
 UNDECIDED = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))  # tf1_while_loop-cpu-n1000, CAN'T TELL
@@ -76,12 +76,17 @@ def test_the_gates_command_names_exactly_the_undecided_benchmarks_at_the_runs_th
     command = gate_command("0123456789abcdef", [UNDECIDED, gpu], 0.125, (1,), 0, tmp_path / "gate.json")
     assert command[1:] == ["-m", "perf.gate", "0123456789abcdef", "--benchmarks",
                            "tf1_while_loop-cpu-n1000,tf1_callable-gpu-n10000", "--threshold", "12.5%", "--threads",
-                           "0", "--budget", str(GATE_BUDGET_S), "--json", str(tmp_path / "gate.json"),
+                           "0", "--budget", str(gate_budget_s(2)), "--json", str(tmp_path / "gate.json"),
                            "--cpu-affinity", "1"]
     free = gate_command("0123456789abcdef", [UNDECIDED], 0.10, (), 2, tmp_path / "gate.json", "*=1.5")
     # A free run leaves the gate its own one CPU (the gate always pins); the slowdown stand-in slows the candidate alone.
     assert "--cpu-affinity" not in free and free[free.index("--threshold") + 1] == "10%"
     assert free[free.index("--threads") + 1] == "2" and free[-2:] == ["--candidate-slowdown", "*=1.5"]
+
+
+def test_the_gates_budget_grows_with_the_rows_it_decides_up_to_its_most():
+    assert gate_budget_s(1) < gate_budget_s(2) < gate_budget_s(12) == GATE_BUDGET_S == gate_budget_s(40)
+    assert [gate_budget_s(rows) for rows in (1, 2, 12)] == [70, 80, 180]
 
 
 @pytest.mark.parametrize("commit, here, why", [

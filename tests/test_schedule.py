@@ -11,7 +11,7 @@ import solvers
 from perf.judge.rules import precise_enough
 from perf.measure import progress, schedule as schedule_module
 from perf.measure.profiles import Profile
-from perf.measure.schedule import BUDGET_SPENT, MAX_TRIALS, MOST_TRIALS, PRECISE, Plan, Schedule
+from perf.measure.schedule import BUDGET_SPENT, MAX_TRIALS, MOST_TRIALS, OUT_OF_REACH, PRECISE, Plan, Schedule
 from perf.measure.worker import WorkerStopped
 
 PROFILE = Profile(sizes=(1_000,), steps=100, trials=4, rounds_per_trial=2)
@@ -44,10 +44,13 @@ class FakePool:
     """Worker index on first use, as perf/measure/pool.py gives them: past the profile's trials, a fresh one a pass."""
 
     def __init__(self, log, **options):
-        self.log, self.options, self.workers = log, options, {}
+        self.log, self.options, self.workers, self.extra_started = log, options, {}, []
 
     def __getitem__(self, index):
         return self.workers.setdefault(index, FakeWorker(index, self.log, **self.options))
+
+    def extra(self, index, solvers):
+        self.extra_started.append((index, solvers))
 
 
 def scheduled(log, names, seed=3, budget_s=0.0, **options):
@@ -117,8 +120,10 @@ def test_a_study_keeps_its_step_count_under_a_round_budget():
 # Worker index's round: 0.01 s to 60% more, ten levels in turn; trials this scattered are not precise enough to call
 # 10% within MAX_TRIALS.
 SCATTERED = lambda index: 0.01 * (1 + 0.6 * (index * 7 % 10) / 9)  # noqa: E731
-# Scattered over the profile's four trials, then steady: precise once enough steady trials outweigh the first ones.
-SETTLING = lambda index: SCATTERED(index) if index < PROFILE.trials else 0.01  # noqa: E731
+# 0.01 s to 15% more: precise enough to call 10% after a dozen trials or so, so within reach.
+MILD = lambda index: 0.01 * (1 + 0.15 * (index * 7 % 10) / 9)  # noqa: E731
+# Mild over the profile's four trials, then steady: precise once enough steady trials outweigh the first ones.
+SETTLING = lambda index: MILD(index) if index < PROFILE.trials else 0.01  # noqa: E731
 
 
 def trials_of(schedule, name):
@@ -140,6 +145,8 @@ def test_past_the_profiles_trials_only_the_imprecise_benchmarks_get_more_each_on
     extra = [(worker, solver) for worker, solver in log if worker >= PROFILE.trials]
     assert extra == [(index, "numpy_lean") for index in range(PROFILE.trials, len(lean.measured.trials))]
     assert len(set(trial.process for trial in lean.measured.trials)) == len(lean.measured.trials)
+    # Each such pass's worker started for that pass's benchmarks alone, before its first trial.
+    assert schedule.pool.extra_started == [(index, ["numpy_lean"]) for index, _ in extra]
 
 
 def test_a_budget_of_zero_takes_the_profiles_trials_and_says_which_were_not_precise_enough():
@@ -154,7 +161,13 @@ def test_a_budget_of_zero_takes_the_profiles_trials_and_says_which_were_not_prec
                          "(numpy_lean cpu n=1,000)")
 
 
-def test_no_pass_starts_once_the_budget_is_spent(monkeypatch):
+@pytest.fixture
+def within_reach(monkeypatch):
+    """Every benchmark within reach, however scattered: the paths where the budget or MAX_TRIALS stops one."""
+    monkeypatch.setattr(schedule_module, "trials_needed", lambda ratios, threshold: 0.0)
+
+
+def test_no_pass_starts_once_the_budget_is_spent(monkeypatch, within_reach):
     clock = itertools.count(step=10.0)  # every reading of the clock 10 s after the one before
     monkeypatch.setattr(schedule_module.time, "perf_counter", lambda: next(clock))
     heard, log = [], []
@@ -166,9 +179,42 @@ def test_no_pass_starts_once_the_budget_is_spent(monkeypatch):
     assert any(line.startswith(f"pass {PROFILE.trials + 1}: a trial more of 1 benchmark not yet precise enough to "
                                f"call 10% (numpy_lean cpu n=1,000); ") for line in heard)
     assert "when the 200 s budget ended" in heard[-1]
+    # The budget is the passes' past the profile's trials: each pass here read the clock 6 times (its worker's start,
+    # the trial, the pass), so 4 passes spent 200 s.
+    assert schedule.spent == schedule_module.Spent(200, passes=4, seconds=200.0, trials=4, start_s=10.0)
+    assert len(lean.measured.trials) == PROFILE.trials + 4
 
 
-def test_a_benchmark_never_precise_enough_stops_at_the_most_trials():
+def test_a_benchmark_whose_spread_needs_more_than_max_trials_takes_none_past_the_profiles():
+    log = []
+    schedule = scheduled(log, ["numpy_loop", "numpy_lean", "numpy_affine_limit"], budget_s=3600,
+                         noisy={"numpy_lean": SCATTERED, "numpy_affine_limit": MILD})
+    schedule.run()
+    lean, mild = trials_of(schedule, "numpy_lean"), trials_of(schedule, "numpy_affine_limit")
+    assert schedule_module.trials_needed(lean.measured.trial_ratios(), schedule.threshold) > MAX_TRIALS
+    assert lean.stopped == OUT_OF_REACH and len(lean.measured.trials) == PROFILE.trials
+    assert mild.stopped == PRECISE and len(mild.measured.trials) > PROFILE.trials  # the budget went to it
+    assert all(solver == "numpy_affine_limit" for worker, solver in log if worker >= PROFILE.trials)
+
+
+def test_a_benchmark_needing_more_passes_than_the_budget_left_buys_gives_its_trials_to_the_others(monkeypatch):
+    # numpy_lean needs 10 more trials, numpy_affine_limit 2; a pass costs the worker's start and each trial's seconds.
+    monkeypatch.setattr(schedule_module, "trials_needed",
+                        lambda ratios, threshold: len(ratios) + (10 if abs(ratios[0] - 0.65) < 1e-9 else 2))
+    schedule = scheduled([], ["numpy_loop", "numpy_lean", "numpy_affine_limit"], budget_s=60.0,
+                         noisy={"numpy_lean": lambda index: 0.013, "numpy_affine_limit": MILD})
+    lean, mild = trials_of(schedule, "numpy_lean"), trials_of(schedule, "numpy_affine_limit")
+    schedule.run()  # the profile's trials, then the budget's
+    # As measured: a worker's start 4 s and a trial 3 s, so a pass of both costs 10 s, and 60 s buy 6 of them.
+    schedule.spent.start_s, lean.trials_s, mild.trials_s = 4.0, [3.0], [3.0]
+    lean.stopped, mild.stopped = None, None
+    assert schedule.within_reach([lean, mild], 60.0) == [mild] and lean.stopped == OUT_OF_REACH
+    # Alone, the one left costs 7 s a pass: its 2 passes fit in 14 s, not in 13.
+    assert schedule.within_reach([mild], 14.0) == [mild]
+    assert schedule.within_reach([mild], 13.0) == [] and mild.stopped == OUT_OF_REACH
+
+
+def test_a_benchmark_never_precise_enough_stops_at_the_most_trials(within_reach):
     log = []
     schedule = scheduled(log, ["numpy_loop", "numpy_lean"], budget_s=3600, noisy={"numpy_lean": SCATTERED})
     schedule.run()
@@ -176,7 +222,7 @@ def test_a_benchmark_never_precise_enough_stops_at_the_most_trials():
     assert len(lean.measured.trials) == MAX_TRIALS and lean.stopped == MOST_TRIALS
 
 
-def test_a_benchmark_that_fails_in_a_pass_past_the_profiles_stops_there():
+def test_a_benchmark_that_fails_in_a_pass_past_the_profiles_stops_there(within_reach):
     log = []
 
     def failing_late(index):

@@ -120,5 +120,14 @@ def test_the_answer_says_which_benchmarks_took_more_trials_and_which_were_still_
         "Trials: 5 a benchmark; 2 of 10 took more (up to 12) to be precise enough to call a change; 1 was not yet "
         "when they stopped (tf1_feed_dict-cpu-n1000): a comparison may not tell their change (--decide hands it to "
         "the gate), and --budget gives them more time.")
+    # A run that records what its budget bought says it, and which benchmark it gave up on, and why.
+    for entry in run:
+        entry["extra_info"]["budget"] = {"budget_s": 120.0, "passes": 7, "seconds": 61.2, "trials": 11, "start_s": 3.0}
+    slow[0]["extra_info"]["trials_stopped"] = "out_of_reach"
+    assert summary.summary_lines(run, SETTING)[-1] == (
+        "Trials: 5 a benchmark; the budget's 7 passes past them (61 s of 120) bought 11 trials: 1 of 2 benchmarks made "
+        "precise enough to call a change (up to 9 trials); 1 out of reach (tf1_feed_dict-cpu-n1000): their spread "
+        "needs more trials than 40 or than the budget could buy: a comparison may not tell their change (--decide "
+        "hands it to the gate), and --budget gives them more time.")
     # A run made without a budget's record (before it, or --benchmark-disable) says nothing of it.
     assert not summary.summary_lines(paired_run(), SETTING)[-1].startswith("Trials:")

@@ -7,6 +7,7 @@ import pytest
 
 import solvers
 from perf.measure import workers
+from perf.measure.pool import Pool
 from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker, malloc_settings
 from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
 
@@ -56,6 +57,20 @@ def test_a_process_per_framework_starts_at_once_each_with_its_solvers_and_those_
     assert [worker.preload for worker in fake_workers] == [["jax_step", "jax_fori_loop", "numpy_loop"],
                                                            ["numpy_lean", "numpy_loop"],
                                                            ["tf1_feed_dict", "numpy_loop"]]
+
+
+def test_an_extra_pass_starts_only_its_benchmarks_frameworks_each_importing_all_its_selected_solvers(fake_workers):
+    pool = Pool(1, 1, ["jax_step", "numpy_lean", "tf1_feed_dict", "tf1_callable"])
+    assert pool.extra(1, ["numpy_lean"]) is pool[1]
+    assert [worker.preload for worker in fake_workers] == [["numpy_lean", "numpy_loop"]]
+    pool.extra(2, ["tf1_callable", "numpy_lean"])
+    assert [worker.preload for worker in fake_workers[1:]] == [["tf1_feed_dict", "tf1_callable", "numpy_loop"],
+                                                               ["numpy_lean", "numpy_loop"]]
+    # Each has imported its solvers before the pass times anything.
+    assert all(worker.asked[:1] == [{"op": "solvers", "only": []}] for worker in fake_workers)
+    # A solver whose framework the pass did not start gets its process on first use, as any other.
+    pool[2].ask({"op": "open", "solver": "jax_step"})
+    assert fake_workers[-1].preload == ["jax_step", "numpy_loop"]
 
 
 def test_a_trial_is_opened_timed_and_closed_in_its_frameworks_process(fake_workers):

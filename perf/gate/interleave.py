@@ -153,13 +153,14 @@ def started(versions: list, threads: int, preload: list[str] | None = None):
     (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default
     one): two versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened
     a trial stops mattering (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
-    docs/results/gate-design.md). Each imports on a CPU of its own first, so that the workers of a pass start in
-    parallel."""
+    docs/results/gate-design.md). Their processes import first on the CPUs this process may use, in turn, each
+    version from another one, so that the processes of a pass start in parallel."""
     affinity, may_use = gate_affinity(), cpus.allowed()
     with ExitStack() as stack:
         workers = {}
         for index, version in enumerate(versions):
-            worker = Workers(version, threads, preload, affinity, may_use[index % len(may_use)])
+            turn = index % len(may_use)
+            worker = Workers(version, threads, preload, affinity, tuple(may_use[turn:] + may_use[:turn]))
             stack.callback(worker.close)
             workers[version.label] = worker
         yield workers

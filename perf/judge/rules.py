@@ -1,6 +1,7 @@
 """The two rules a verdict is judged by, side by side: the gate's on passes, the comparison's on two runs' trials."""
 
 import math
+import statistics
 from dataclasses import asdict, dataclass
 
 from perf.judge.statistics import Interval, mean_and_error, shift_interval, t_quantile
@@ -145,3 +146,34 @@ def precise_enough(ratios: list[float], threshold: float) -> bool:
     time. A run takes more trials until this holds (perf/measure/schedule.py), so its verdict's rule is this one.
     """
     return len(ratios) >= 2 and change_verdict(ratios, ratios, threshold / 2)[1] == UNCHANGED
+
+
+# A benchmark is out of a run's reach where even a spread at the low end of what its trials allow, at this level
+# one-sided, would need more trials than the run can still take to be precise enough (perf/measure/schedule.py).
+REACH_CONFIDENCE = 0.90
+
+
+def trials_for_spread(spread: float, threshold: float) -> float:
+    """About how many trials a run needs to be precise_enough at threshold, its trials' log ratios spreading by a
+    standard deviation `spread`: the comparison's interval of two runs of m trials each, the Hodges-Lehmann shift's,
+    reaches about z·√(π/3)·spread·√(2/m) from its estimate (the normal approximation; 3/π is the shift's efficiency),
+    z the CHANGE_CONFIDENCE quantile; precise_enough asks that reach to stay within log(1 + threshold / 2)."""
+    from scipy.stats import norm  # imported here, as in perf/judge/statistics.py
+
+    z = norm.ppf((1 + CHANGE_CONFIDENCE) / 2)
+    return 2 * math.pi / 3 * (z * spread / math.log1p(threshold / 2)) ** 2
+
+
+def trials_needed(ratios: list[float], threshold: float) -> float:
+    """About how many trials a benchmark needs to be precise_enough at threshold, from its trials so far (at least
+    three): a projection for where a run spends its trials, never a verdict. The spread is taken low, so as to give up
+    on no benchmark that could make it: the smaller of the standard deviation and the scaled median absolute deviation
+    (one stray trial moves the first, not the second), then the lower end of its one-sided REACH_CONFIDENCE interval
+    (chi-square)."""
+    from scipy.stats import chi2
+
+    logs = [math.log(ratio) for ratio in ratios]
+    centre = statistics.median(logs)
+    spread = min(statistics.stdev(logs), 1.4826 * statistics.median(abs(value - centre) for value in logs))
+    return trials_for_spread(spread * math.sqrt((len(logs) - 1) / chi2.ppf(REACH_CONFIDENCE, len(logs) - 1)),
+                             threshold)

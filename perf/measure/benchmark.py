@@ -2,6 +2,8 @@
 handed to pytest-benchmark as its own round times, the answer checked, what was measured recorded in extra_info
 (docs/extra-info.md); under --benchmark-disable, one untimed call here checks the answer."""
 
+import dataclasses
+
 import pytest
 
 from perf.measure import TIMING_REFERENCE, environment, gpu
@@ -37,6 +39,8 @@ class Measurement:
             fit = Fit(**scheduled.measured.fit)
             replayed(benchmark, scheduled.measured.rounds_s)
         record(benchmark, self.solver, self.device, self.plan, fit, scheduled)
+        if scheduled is not None:
+            benchmark.extra_info["budget"] = dataclasses.asdict(self.schedule.spent)  # the run's, what it bought
         if self.profile.shrink != 1:
             benchmark.extra_info["shrink"] = self.profile.shrink
         return fit

@@ -5,7 +5,7 @@ profile's trials, one fresh worker a pass. Each is a process per framework (perf
 import os
 import sys
 
-from perf.measure import TIMING_REFERENCE
+from perf.measure import TIMING_REFERENCE, cpus
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT, Version
 from perf.measure.workers import Workers
@@ -25,9 +25,14 @@ class Pool:
         self.workers: list[Workers | None] = [None] * size
         self.extra_worker: tuple[int, Workers] | None = None  # (pass index, its worker), past the profile's trials
 
-    def started(self) -> Workers:
-        # The timing reference is timed beside each benchmark, in its process: every process imports it.
-        return Workers(self.version, self.threads, self.solvers, self.affinity, alongside=(TIMING_REFERENCE[0],))
+    def started(self, slot: int, eager: list[str] | None = None) -> Workers:
+        # The timing reference is timed beside each benchmark, in its process: every process imports it. Pinned, the
+        # workers import on every CPU this process may use, in turn (as the gate's): on the one CPU they are timed on,
+        # the pool's start took twice as long (docs/results/anatomy/README.md).
+        may_use = tuple(cpus.allowed()) if self.affinity else ()
+        turn = slot % len(may_use) if may_use else 0
+        return Workers(self.version, self.threads, self.solvers, self.affinity, may_use[turn:] + may_use[:turn],
+                       alongside=(TIMING_REFERENCE[0],), eager=eager)
 
     def __getitem__(self, index: int) -> Workers:
         if index >= self.size:
@@ -37,19 +42,21 @@ class Pool:
             for slot in stopped:
                 if self.workers[slot] is not None:
                     self.workers[slot].close()
-                self.workers[slot] = self.started()
+                self.workers[slot] = self.started(slot)
             for slot in stopped:  # every new one has imported its solvers before any round is timed
                 self.workers[slot].ask({"op": "solvers", "only": []})
         return self.workers[index]
 
-    def extra(self, index: int) -> Workers:
+    def extra(self, index: int, solvers: list[str] | None = None) -> Workers:
         """The worker of a pass past the profile's trials (perf/measure/schedule.py): a fresh one for that pass
-        alone, which imports every selected solver as the others did before any round is timed; the previous extra
-        pass's is closed first."""
+        alone, the previous extra pass's closed first. Only the processes of the frameworks of `solvers`, the pass's
+        (default: every selected one's), start, each importing every selected solver of its framework as the first
+        workers' did, and all have imported before any round is timed: a pass left with NumPy benchmarks alone starts
+        no TensorFlow."""
         if self.extra_worker is None or self.extra_worker[0] != index or self.extra_worker[1].stopped():
             if self.extra_worker is not None:
                 self.extra_worker[1].close()
-            self.extra_worker = index, self.started()
+            self.extra_worker = index, self.started(index, solvers)
             self.extra_worker[1].ask({"op": "solvers", "only": []})
         return self.extra_worker[1]
 

@@ -13,9 +13,10 @@ class Profile:
     sizes: tuple[int, ...]
     steps: int
     # Independent trials per benchmark, each with its own setup in a worker process of its own (perf/measure/trials.py,
-    # perf/measure/pool.py). Seven: the fewest a run for which the 99% interval of a comparison's change is not the
-    # whole range of its differences (docs/measurement.md, "How many trials"); five is the fewest whose range covers
-    # their median with at least 90% (93.75%); three cover it with 75%.
+    # perf/measure/pool.py): the fewest a benchmark takes. Five is the fewest whose range covers their median with at
+    # least 90% (93.75%), and whose 25 differences with another run's five cover a change with 99% (their whole range);
+    # a benchmark whose five trials are not precise enough takes more within the budget (docs/measurement.md, "How many
+    # trials"); three cover the median with 75%.
     trials: int
     # At most this many rounds per trial; fewer where a round is long (trials.TRIAL_TARGET_S).
     rounds_per_trial: int
@@ -31,8 +32,8 @@ class Profile:
     probe_steps: int = 1_000
     # 1, or how many times shorter FSSGD_SHRINK made this profile (test tooling).
     shrink: int = 1
-    # No pass starts after this many seconds of passes, once the profile's trials are taken; until then, the paired
-    # benchmarks not yet precise enough to call the comparison's threshold get more (perf/measure/schedule.py).
+    # Seconds of passes past the profile's trials, for the paired benchmarks not yet precise enough to call the
+    # comparison's threshold that can still become so; no such pass starts after them (perf/measure/schedule.py).
     # --budget sets it; 0: the profile's trials and no more.
     budget_s: float = 0.0
 
@@ -56,10 +57,10 @@ class Profile:
 
 
 PROFILES = {
-    # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100.
-    # Its budget keeps a run within about four minutes (docs/results/README.md#wall-times).
-    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=7, rounds_per_trial=5, max_sample_steps=10**7,
-                     budget_s=200.0),
+    # CI and first look: the seed size at 1,000 steps and n = 1e5 at 100. Five trials each, then the budget's passes
+    # for those not yet precise enough: a run within about four minutes (docs/results/README.md#wall-times).
+    "quick": Profile(sizes=(1_000, 100_000), steps=1_000, trials=5, rounds_per_trial=5, max_sample_steps=10**7,
+                     budget_s=120.0),
     # The n-sweep the report fits t = α + β·n to. Capped like quick, at 1e8: 100 steps at n = 1e6, where a step costs
     # milliseconds and a round of 1,000 took tens of seconds; below that every size runs all 1,000 (wall time and why
     # the cap keeps the fit: docs/results/README.md#wall-times). No budget: its five trials give the report's

@@ -18,11 +18,12 @@ decided; the noisiest get the time the others leave.
 import itertools
 import math
 import random
+import statistics
 import time
 from dataclasses import dataclass, field
 
 from perf.judge.outcome import DEFAULT_THRESHOLD
-from perf.judge.rules import precise_enough
+from perf.judge.rules import precise_enough, trials_needed
 from perf.measure import TIMING_REFERENCE, progress
 from perf.measure.solver_runs import prepared, round_plan
 from perf.measure.trials import Measured, TrialError
@@ -34,10 +35,11 @@ from solvers.problem import seed_problem
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
 # The most trials a benchmark takes, as the gate's most passes (perf/gate/stages.py).
 MAX_TRIALS = 40
-# Why a benchmark's trials stopped (extra_info["trials_stopped"]): precise enough for the comparison's threshold, or
-# not yet when the budget ended, or at MAX_TRIALS. An unpaired benchmark (the timing reference, a study's) takes the
-# profile's trials: the comparison judges no ratio of it.
-PRECISE, BUDGET_SPENT, MOST_TRIALS = "precise", "budget", "max_trials"
+# Why a benchmark's trials stopped (extra_info["trials_stopped"]): precise enough for the comparison's threshold; not
+# yet when the budget ended, or at MAX_TRIALS; or out of reach: by its spread it would need more trials than MAX_TRIALS
+# or than the budget left could give (perf.judge.rules.trials_needed), so they go to the others. An unpaired benchmark
+# (the timing reference, a study's) takes the profile's trials: the comparison judges no ratio of it.
+PRECISE, BUDGET_SPENT, MOST_TRIALS, OUT_OF_REACH = "precise", "budget", "max_trials", "out_of_reach"
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class Scheduled:
     measured: Measured | None = None
     failure: Exception | None = None
     stopped: str | None = None  # why its trials stopped, where they were taken until precise: PRECISE, ...
+    trials_s: list[float] = field(default_factory=list)  # each trial's wall time, setup to close
 
     @property
     def label(self) -> str:
@@ -100,17 +103,32 @@ def steps_within_budget(solver, device, plan: Plan, profile) -> int:
     return steps
 
 
+@dataclass
+class Spent:
+    """What the budget bought: the passes past the profile's trials, their seconds and trials, and what a fresh
+    worker's start cost in them (the last one's)."""
+    budget_s: float
+    passes: int = 0
+    seconds: float = 0.0
+    trials: int = 0
+    start_s: float = 0.0
+
+
 class Schedule:
     """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run(): the
-    profile's passes, then passes for the paired benchmarks not yet precise enough to call a change of threshold,
-    none started after budget_s seconds of passes (default: the profile's), each on a fresh worker (pool[index] past
-    the profile's trials)."""
+    profile's passes, then passes for the paired benchmarks not yet precise enough to call a change of threshold that
+    can still become so, each on a fresh worker (pool[index] past the profile's trials), none started after budget_s
+    seconds of such passes (default: the profile's)."""
 
     def __init__(self, pool, profile, seed: int, threshold: float = DEFAULT_THRESHOLD, budget_s: float | None = None):
         self.pool, self.profile, self.seed, self.threshold = pool, profile, seed, threshold
-        self.budget_s = profile.budget_s if budget_s is None else budget_s
+        self.spent = Spent(profile.budget_s if budget_s is None else budget_s)
         self.benchmarks: dict[str, Scheduled] = {}
         self.done = False
+
+    @property
+    def budget_s(self) -> float:
+        return self.spent.budget_s
 
     def add(self, nodeid: str, solver, device: str, plan: Plan) -> None:
         self.benchmarks[nodeid] = Scheduled(solver, device, plan)
@@ -123,30 +141,57 @@ class Schedule:
         self.done, rng = True, random.Random(self.seed)
         for scheduled in self.benchmarks.values():
             self.prepare(scheduled)
-        began = time.perf_counter()
         for index in range(self.profile.trials):
             passed = time.perf_counter()
             self.timed_pass(index, going := self.going(), rng)
             progress.pass_done(index + 1, self.profile.trials, len(going), time.perf_counter() - passed)
-        self.until_precise(began, rng)
+        self.until_precise(rng)
 
-    def until_precise(self, began: float, rng: random.Random) -> None:
-        """Passes past the profile's, each a trial of every benchmark not yet precise enough, until none is left, or
-        it has MAX_TRIALS, or the passes since began have spent the budget; those left say why they stopped."""
+    def until_precise(self, rng: random.Random) -> None:
+        """Passes past the profile's, each a trial of every benchmark not yet precise enough that can still become
+        so, until none is left, or it has MAX_TRIALS, or these passes have spent the budget; those left say why they
+        stopped. The budget is spent only where it can buy a precise benchmark: where a benchmark's spread says it
+        needs more trials than MAX_TRIALS or than the budget left can give, it stops, and its trials go to the others."""
+        spent = self.spent
         for index in itertools.count(self.profile.trials):
             if not (imprecise := self.imprecise()):
                 return
-            over_budget = time.perf_counter() - began > self.budget_s
-            if over_budget or index >= MAX_TRIALS:
+            if spent.seconds >= spent.budget_s or index >= MAX_TRIALS:
                 for scheduled in imprecise:
-                    scheduled.stopped = BUDGET_SPENT if over_budget else MOST_TRIALS
+                    scheduled.stopped = MOST_TRIALS if index >= MAX_TRIALS else BUDGET_SPENT
                 progress.imprecise_left([scheduled.label for scheduled in imprecise], self.threshold,
-                                        f"when the {self.budget_s:.0f} s budget ended" if over_budget
-                                        else f"after {MAX_TRIALS} trials")
+                                        f"after {MAX_TRIALS} trials" if index >= MAX_TRIALS
+                                        else f"when the {spent.budget_s:.0f} s budget ended")
                 return
+            if not (imprecise := self.within_reach(imprecise, spent.budget_s - spent.seconds)):
+                return
+            began = time.perf_counter()
             self.timed_pass(index, imprecise, rng)
+            spent.passes, spent.trials = spent.passes + 1, spent.trials + len(imprecise)
+            spent.seconds += time.perf_counter() - began
             progress.more_trials(index + 1, [scheduled.label for scheduled in imprecise], self.threshold,
-                                 time.perf_counter() - began, self.budget_s)
+                                 spent.seconds, spent.budget_s)
+
+    def within_reach(self, imprecise: list[Scheduled], left_s: float) -> list[Scheduled]:
+        """Those of imprecise that can still become precise enough: each needs (perf.judge.rules.trials_needed, which
+        errs low) no more trials than MAX_TRIALS, nor more passes than left_s buys at what a pass of them costs (a
+        fresh worker's start and a trial of each, as measured). The one that needs the most passes goes first, and the
+        passes are counted again without it; those that go stop OUT_OF_REACH."""
+        reachable = []
+        for scheduled in imprecise:
+            ratios = scheduled.measured.trial_ratios()
+            needed = trials_needed(ratios, self.threshold) if len(ratios) >= 3 else 0.0
+            if needed > MAX_TRIALS:
+                scheduled.stopped = OUT_OF_REACH
+            else:
+                reachable.append((needed - len(ratios), scheduled))
+        reachable.sort(key=lambda pair: pair[0])
+        while reachable:
+            pass_s = self.spent.start_s + sum(statistics.median(scheduled.trials_s) for _, scheduled in reachable)
+            if reachable[-1][0] <= left_s / pass_s:
+                break
+            reachable.pop()[1].stopped = OUT_OF_REACH
+        return [scheduled for _, scheduled in reachable]
 
     def going(self) -> list[Scheduled]:
         return [scheduled for scheduled in self.benchmarks.values() if scheduled.failure is None]
@@ -165,12 +210,19 @@ class Schedule:
         return found
 
     def timed_pass(self, index: int, benchmarks: list[Scheduled], rng: random.Random) -> None:
-        """Trial index of each of benchmarks, on worker index, in a shuffled order; a failure stops its benchmark."""
+        """Trial index of each of benchmarks, on worker index, in a shuffled order; a failure stops its benchmark.
+        Past the profile's trials, the pass's fresh worker starts the processes of these benchmarks alone."""
+        if index >= self.profile.trials:
+            began = time.perf_counter()
+            self.pool.extra(index, [scheduled.solver.name for scheduled in benchmarks])
+            self.spent.start_s = time.perf_counter() - began
         for scheduled in rng.sample(benchmarks, len(benchmarks)):
+            began = time.perf_counter()
             try:
                 scheduled.measured.trial(self.pool[index])  # a worker that stopped is replaced first
             except (TrialError, WorkerStopped) as error:
                 scheduled.failure = error
+            scheduled.trials_s.append(time.perf_counter() - began)
 
     def prepare(self, scheduled: Scheduled) -> None:
         solver, device, plan = scheduled.solver, scheduled.device, scheduled.plan

@@ -43,6 +43,7 @@ Only the standard library is imported here at
 module level: the version's solvers must come first.
 """
 
+import contextlib
 import importlib
 import json
 import os
@@ -74,6 +75,11 @@ FRAMEWORKS = ("tensorflow", "jax", "torch")
 MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 # The framework a worker process is for ("jax", "numpy" for none of them): every other is kept out of it.
 FRAMEWORK_VARIABLE = "FSSGD_FRAMEWORK"
+# Who hears of every exchange with a worker, as observer(worker, request, reply, seconds): each request with its reply
+# and the seconds from asking to the reply; the process's start as {"op": "spawn"} and its end, from closing its input
+# to its exit, as {"op": "exit"}, each with reply None. Where a pass's time goes is told from them
+# (perf/research/anatomy.py); the measurement never reads them.
+OBSERVERS: list = []
 
 
 class WorkerStopped(RuntimeError):
@@ -295,13 +301,20 @@ class Worker:
         if env.get(cpus.AFFINITY_VARIABLE) == cpus.FREE:  # a version of its own free: a study's free variant
             del env[cpus.AFFINITY_VARIABLE]
             env.pop(IMPORT_CPU_VARIABLE, None)
-        self.preload = preload
+        self.preload, self.framework = preload, framework
         self.log = tempfile.TemporaryFile(mode="w+")
         command = [version.python, "-m", "perf.measure.worker", str(version.tree), *(preload or ())]
+        started = time.perf_counter()
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self.log, text=True)
+        self.observed({"op": "spawn"}, None, started)
+
+    def observed(self, request: dict, reply: dict | None, started: float) -> None:
+        for observer in OBSERVERS:
+            observer(self, request, reply, time.perf_counter() - started)
 
     def ask(self, request: dict) -> dict:
+        started = time.perf_counter()
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
@@ -313,16 +326,24 @@ class Worker:
             tail = "\n    ".join(self.log.read().strip().splitlines()[-5:])
             raise WorkerStopped(f"the worker process of the {self.version.label}, {self.version.description}, "
                                 f"stopped:\n    {tail}")
-        return json.loads(line)
+        reply = json.loads(line)
+        self.observed(request, reply, started)
+        return reply
 
     def close(self):
+        """The process ended at once. Its own exit took TensorFlow about a second of CPU
+        (docs/results/anatomy/README.md), spent on the CPU the next trial is timed on or waited for; a worker holds
+        nothing to save once its trials are closed, and a killed process's memory, the GPU's too, is freed by the
+        system."""
+        started = time.perf_counter()
         if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):  # a request it never read: nothing to flush it to
+                stream.close()
         self.log.close()
+        self.observed({"op": "exit"}, None, started)
 
 
 if __name__ == "__main__":

@@ -31,10 +31,12 @@ def framework_of(name: str) -> str:
 class Workers:
     """The `ask` and `close` of one Worker, over one worker process per framework: a request about a solver goes to its
     framework's process, started on first use; a round or close to the process holding the open trial. Each process
-    imports its own solvers, and those in `alongside` (the timing reference, timed beside a benchmark in its process)."""
+    imports its own solvers, and those in `alongside` (the timing reference, timed beside a benchmark in its process).
+    The processes of the solvers in `eager` (default: every one's) start at once; any other on first use. Where pinned
+    (affinity), each imports on the next CPU of import_cpus in turn, so that they import in parallel."""
 
     def __init__(self, version, threads: int, solvers: list[str] | None = None, affinity: tuple[int, ...] = (),
-                 import_cpu: int | None = None, alongside: tuple[str, ...] = ()):
+                 import_cpus: tuple[int, ...] = (), alongside: tuple[str, ...] = (), eager: list[str] | None = None):
         from solvers import REGISTRY
 
         self.version = version
@@ -42,10 +44,12 @@ class Workers:
         for name in solvers or REGISTRY:
             self.solvers.setdefault(framework_of(name), []).append(name)
         self.alongside = alongside
-        self.started = functools.partial(Worker, version, threads, affinity=affinity, import_cpu=import_cpu)
+        self.started = functools.partial(Worker, version, threads, affinity=affinity)
+        self.import_cpus = import_cpus
         self.processes: dict[str, Worker] = {}
         self.open_framework: str | None = None
-        for framework in self.solvers:  # all at once, so that they import in parallel with the other workers
+        starting = self.solvers if eager is None else dict.fromkeys(framework_of(name) for name in eager)
+        for framework in starting:  # all at once, so that they import in parallel with the other workers
             self.worker(framework)
 
     def worker(self, framework: str, solver: str | None = None) -> Worker:
@@ -56,8 +60,9 @@ class Workers:
             # A solver this tree's registry lacks has a process of its own, which keeps no framework out: its needs
             # are its version's to say.
             known = framework == NO_FRAMEWORK or framework.split("+")[0] in FRAMEWORKS
+            import_cpu = self.import_cpus[len(self.processes) % len(self.import_cpus)] if self.import_cpus else None
             self.processes[framework] = self.started(preload=list(dict.fromkeys([*names, *self.alongside])),
-                                                     framework=framework if known else None)
+                                                     framework=framework if known else None, import_cpu=import_cpu)
         return self.processes[framework]
 
     @property

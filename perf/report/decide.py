@@ -27,11 +27,18 @@ DECIDED_AS = {words.REGRESSION: words.SLOWER, words.IMPROVEMENT: words.FASTER, w
 # crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
 FAILS = tuple(verdict for verdict in FAILING if verdict not in DECIDED_AS)
 
-# The gate's screening budget under --decide. Issue 54 asks the whole command, the quick run (its target: 4 minutes)
-# and the gate, to keep within about 10 minutes. On top of this budget come the pass under way when it ends, the
-# worktree of the saved commit, and the confirmation of any flag (stages.CONFIRMATION_BUDGET_S, 150 s and 4 s a flag):
-# 180 s of screening leaves room for them. Stopping once decided, a steady row needs only its 5 passes.
-GATE_BUDGET_S = 180
+# The gate's screening budget under --decide: GATE_BUDGET_S_BASE and GATE_BUDGET_S_PER_ROW a row, at most
+# GATE_BUDGET_S. A pass costs its workers' start and a trial of each row on both versions, so a few rows are decided in
+# less time than many. Issue 54 asks the whole command, the quick run (its target: 4 minutes) and the gate, to keep
+# within about 10 minutes. On top of this budget come the pass under way when it ends, the worktree of the saved
+# commit, and the confirmation of any flag (stages.CONFIRMATION_BUDGET_S, 150 s and 4 s a flag): 180 s of screening
+# leaves room for them. Stopping once decided, a steady row needs only its 5 passes.
+GATE_BUDGET_S, GATE_BUDGET_S_BASE, GATE_BUDGET_S_PER_ROW = 180, 60, 10
+
+
+def gate_budget_s(rows: int) -> int:
+    """The gate's screening budget for this many CAN'T TELL rows."""
+    return min(GATE_BUDGET_S, GATE_BUDGET_S_BASE + GATE_BUDGET_S_PER_ROW * rows)
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ def gate_command(commit: str, undecided: list[Compared], threshold: float, affin
     """The gate of the saved run's commit against the working tree, for these rows' benchmarks alone, at the
     comparison's threshold, on the run's CPUs (where it was pinned; else the gate's own one) and threads."""
     command = [sys.executable, "-m", "perf.gate", commit, *gate_selection(undecided, threshold),
-               "--threads", str(threads), "--budget", f"{GATE_BUDGET_S}", "--json", str(report)]
+               "--threads", str(threads), "--budget", f"{gate_budget_s(len(undecided))}", "--json", str(report)]
     if affinity:
         command += ["--cpu-affinity", cpus.compact(affinity)]
     if slowdown:  # the comparison judged FSSGD_SLOWDOWN as a code change: the gate slows the working tree alone

@@ -4,7 +4,7 @@ from perf.judge import words
 from perf.measure.cpus import FREE, recorded_affinity
 from perf.measure.profiles import SHRINK_VARIABLE
 from perf.measure.progress import listed
-from perf.measure.schedule import PRECISE
+from perf.measure.schedule import BUDGET_SPENT, MAX_TRIALS, MOST_TRIALS, OUT_OF_REACH, PRECISE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report import analysis
 from perf.report.rows import rows_of
@@ -51,21 +51,36 @@ def summary_lines(benchmarks: list[dict], setting: str, free_cpus: int = 0) -> l
 
 
 def more_trials(rows) -> list[str]:
-    """Which benchmarks took trials past the profile's, and which were still not precise enough to call the
-    comparison's threshold when they stopped (perf/measure/schedule.py)."""
+    """What the budget bought: which benchmarks took trials past the profile's and were made precise enough to call
+    the comparison's threshold, which it gave up on as out of reach, and which were still not precise enough when
+    they stopped (perf/measure/schedule.py)."""
     judged = [row for row in rows if row.info.get("trials_stopped")]
     if not judged:
         return []
     fewest = min(row.trials for row in judged)
     more = [row for row in judged if row.trials > fewest]
-    imprecise = [row.key.name for row in judged if row.info["trials_stopped"] != PRECISE]
-    line = (f"Trials: {fewest} a benchmark; {len(more)} of {len(judged)} took more (up to "
-            f"{max(row.trials for row in more)}) to be precise enough to call a change" if more
-            else f"Trials: {fewest} a benchmark, none more")
-    if imprecise:
+    stopped = lambda *reasons: sorted(row.key.name for row in judged if row.info["trials_stopped"] in reasons)  # noqa: E731
+    spent = next((row.info["budget"] for row in judged if row.info.get("budget")), None)
+    if spent and spent["passes"]:
+        made = [row for row in more if row.info["trials_stopped"] == PRECISE]
+        line = (f"Trials: {fewest} a benchmark; the budget's {spent['passes']} passes past them "
+                f"({spent['seconds']:.0f} s of {spent['budget_s']:.0f}) bought {spent['trials']} trials: "
+                f"{len(made)} of {len(more)} benchmarks made precise enough to call a change"
+                + (f" (up to {max(row.trials for row in made)} trials)" if made else ""))
+    elif more:
+        line = (f"Trials: {fewest} a benchmark; {len(more)} of {len(judged)} took more (up to "
+                f"{max(row.trials for row in more)}) to be precise enough to call a change")
+    else:
+        line = f"Trials: {fewest} a benchmark, none more"
+    if out_of_reach := stopped(OUT_OF_REACH):
+        line += (f"; {len(out_of_reach)} out of reach ({listed(out_of_reach)}): their spread needs more trials than "
+                 f"{MAX_TRIALS} or than the budget could buy")
+    if imprecise := stopped(BUDGET_SPENT, MOST_TRIALS):
         line += (f"; {len(imprecise)} {'was' if len(imprecise) == 1 else 'were'} not yet when they stopped "
-                 f"({listed(sorted(imprecise))}): a comparison may not tell their change (--decide hands it to the "
-                 f"gate), and --budget gives them more time")
+                 f"({listed(imprecise)})")
+    if out_of_reach or imprecise:
+        line += (": a comparison may not tell their change (--decide hands it to the gate), and --budget gives them "
+                 "more time")
     return ["", line + "."]
 
 

@@ -39,7 +39,7 @@ from scipy.stats import norm
 
 import solvers
 from perf.judge.outcome import DEFAULT_THRESHOLD, threshold_argument
-from perf.judge.rules import CHANGE_CONFIDENCE, smallest_slowdown_called
+from perf.judge.rules import CHANGE_CONFIDENCE, smallest_slowdown_called, trials_for_spread
 from perf.judge.statistics import overlapping
 from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.cpus import recorded_affinity
@@ -226,15 +226,14 @@ def trials_to_be_precise(runs, threshold: float, most: int = 1000) -> dict:
     approximation (z × √(π/3) × sd × √(2/m)), is under half the threshold; with the median and the nine-in-ten over
     the benchmarks."""
     quiet = [rows for entry, rows in runs if entry["kind"] == "quiet" and not entry["slowdown"]]
-    limit, z = math.log1p(threshold / 2), norm.ppf((1 + CHANGE_CONFIDENCE) / 2)
     found = {}
     for key in sorted(set.intersection(*(set(rows) for rows in quiet))) if quiet else []:
         logs = [[math.log(ratio) for ratio in rows[key].trial_ratios] for rows in quiet]
         if key == Key(*TIMING_REFERENCE, key.n) or min(map(len, logs)) < 2:
             continue
         within = math.sqrt(statistics.mean(statistics.variance(run) for run in logs))
-        reach = lambda m: z * math.sqrt(math.pi / 3) * within * math.sqrt(2 / m)  # noqa: E731
-        found[key.name] = next((m for m in range(2, most + 1) if reach(m) < limit), None)
+        fewest = max(2, math.floor(trials_for_spread(within, threshold)) + 1)  # the reach strictly under the limit
+        found[key.name] = fewest if fewest <= most else None
     counts = sorted(count if count is not None else math.inf for count in found.values())
     over = {"median": statistics.median(counts), "nine in ten": counts[math.ceil(0.9 * len(counts)) - 1]} if counts else {}
     return {"over benchmarks": over, **found}
