@@ -45,8 +45,9 @@ def pytest_addoption(parser):
                          "the seed ran); recorded, and runs of two settings are never compared")
     group.addoption("--budget", type=seconds_argument, metavar="SECONDS",
                     help="after the profile's trials, benchmarks not yet precise enough to call the comparison's "
-                         "threshold (--fail-on-slower, default 10%%) get more, in passes of fresh workers; none starts "
-                         "after this many seconds of passes (default: the profile's, " + ", ".join(
+                         "threshold (--fail-on-slower, default 10%%) that can still become so get more, in passes of "
+                         "fresh workers; none starts after this many seconds of such passes (default: the profile's, "
+                         + ", ".join(
                              f"{name} {profile.budget_s:.0f}" for name, profile in PROFILES.items())
                          + "; 0: the profile's trials only)")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),

@@ -110,7 +110,8 @@ def test_reference_rounds_alternate_before_and_after_over_the_whole_benchmark():
     assert all(trial.reference_rounds_s == [0.1] * 3 for trial in found.trials)
 
 
-@pytest.mark.parametrize("first_call_s, warmed_each_trial", [(0.3, False), (3.0, True)])
+# A first call 30% slower than the rounds is within a run's noise; 60% slower, or ten times (a compile), is not.
+@pytest.mark.parametrize("first_call_s, warmed_each_trial", [(0.3, False), (0.39, False), (0.48, True), (3.0, True)])
 def test_later_trials_warm_up_at_full_count_only_where_the_first_warm_up_was_slower(first_call_s, warmed_each_trial):
     log = []
     found = measured(log, lambda call: first_call_s if call == 0 else 0.3, max_rounds=1)

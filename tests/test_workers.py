@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import solvers
-from perf.measure import workers
+from perf.measure import cpus, workers
 from perf.measure.pool import Pool
 from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker, malloc_settings
 from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
@@ -29,7 +29,7 @@ class FakeWorker:
     started = []
 
     def __init__(self, version, threads, preload, affinity=(), import_cpu=None, framework=None):
-        self.preload, self.framework, self.asked = preload, framework, []
+        self.preload, self.framework, self.import_cpu, self.asked = preload, framework, import_cpu, []
         self.process = type("Process", (), {"pid": 1000 + len(FakeWorker.started), "poll": lambda self: None})()
         FakeWorker.started.append(self)
 
@@ -71,6 +71,26 @@ def test_an_extra_pass_starts_only_its_benchmarks_frameworks_each_importing_all_
     # A solver whose framework the pass did not start gets its process on first use, as any other.
     pool[2].ask({"op": "open", "solver": "jax_step"})
     assert fake_workers[-1].preload == ["jax_step", "numpy_loop"]
+
+
+def test_pinned_the_next_extra_pass_imports_on_a_cpu_the_workers_are_not_timed_on_while_this_one_times(
+        fake_workers, monkeypatch):
+    monkeypatch.setattr(cpus, "allowed", lambda: [0, 1])
+    pool = Pool(1, 1, ["numpy_lean", "tf1_feed_dict"], affinity=(1,))
+    this = pool.extra(1, ["tf1_feed_dict", "numpy_lean"])
+    # This pass's processes import on both CPUs; the next pass's, started at once, on CPU 0 alone, not waited for.
+    assert [(worker.preload, worker.import_cpu) for worker in fake_workers] == [
+        (["tf1_feed_dict", "numpy_loop"], 1), (["numpy_lean", "numpy_loop"], 0),
+        (["tf1_feed_dict", "numpy_loop"], 0), (["numpy_lean", "numpy_loop"], 0)]
+    assert [worker.asked for worker in fake_workers[2:]] == [[], []]
+    following = pool.extra(2, ["numpy_lean"])
+    # The prestarted one serves, and the pass after it gets its own, with this pass's one framework.
+    assert following is not this and [worker.preload for worker in fake_workers[4:]] == [["numpy_lean", "numpy_loop"]]
+    assert following.processes["numpy"] is fake_workers[3] and fake_workers[3].asked == [{"op": "solvers", "only": []}]
+    # Free, no CPU is left over: nothing starts before its pass.
+    free = Pool(1, 1, ["numpy_lean"])
+    free.extra(1, ["numpy_lean"])
+    assert len(fake_workers) == 6 and free.next_worker is None
 
 
 def test_a_trial_is_opened_timed_and_closed_in_its_frameworks_process(fake_workers):

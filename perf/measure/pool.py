@@ -24,6 +24,7 @@ class Pool:
                                ((SLOWDOWN_VARIABLE, slowdown),) if slowdown else ())
         self.workers: list[Workers | None] = [None] * size
         self.extra_worker: tuple[int, Workers] | None = None  # (pass index, its worker), past the profile's trials
+        self.next_worker: tuple[int, Workers] | None = None  # the next such pass's, importing while this one times
 
     def started(self, slot: int, eager: list[str] | None = None) -> Workers:
         # The timing reference is timed beside each benchmark, in its process: every process imports it. Pinned, the
@@ -56,15 +57,31 @@ class Pool:
         if self.extra_worker is None or self.extra_worker[0] != index or self.extra_worker[1].stopped():
             if self.extra_worker is not None:
                 self.extra_worker[1].close()
-            self.extra_worker = index, self.started(index, solvers)
+            ready, self.next_worker = self.next_worker, None
+            if ready is not None and (ready[0] != index or ready[1].stopped()):
+                ready[1].close()
+                ready = None
+            self.extra_worker = ready or (index, self.started(index, solvers))
             self.extra_worker[1].ask({"op": "solvers", "only": []})
+            self.next_worker = self.prestarted(index + 1, solvers)
         return self.extra_worker[1]
 
+    def prestarted(self, index: int, solvers: list[str] | None) -> tuple[int, Workers] | None:
+        """Pinned, where a CPU is left that the workers are not timed on: the next extra pass's worker, started now
+        with this pass's frameworks (the next pass's benchmarks are some of this one's), importing on that CPU while
+        this pass times on its own, so that the next pass need not wait seconds for TensorFlow's import; else None.
+        A framework the next pass needs that this one did not starts on first use, as any."""
+        spare = tuple(cpu for cpu in cpus.allowed() if cpu not in self.affinity) if self.affinity else ()
+        if not spare:
+            return None
+        return index, Workers(self.version, self.threads, self.solvers, self.affinity, spare,
+                              alongside=(TIMING_REFERENCE[0],), eager=solvers)
+
     def close(self):
-        for worker in self.workers + [self.extra_worker and self.extra_worker[1]]:
+        for worker in [*self.workers, *(pair[1] for pair in (self.extra_worker, self.next_worker) if pair)]:
             if worker is not None:
                 worker.close()
-        self.workers, self.extra_worker = [None] * self.size, None
+        self.workers, self.extra_worker, self.next_worker = [None] * self.size, None, None
 
     def __enter__(self):
         return self
