@@ -9,6 +9,7 @@ import pytest
 from perf import storage
 from perf.measure import cpus, environment
 from perf.measure.pool import Pool
+from perf.measure.trials import Measured
 from perf.measure.worker import ROOT, Version, Worker
 from perf.report.compare import environment_line
 from perf.report.summary import setting
@@ -110,6 +111,23 @@ def test_every_thread_of_a_pinned_worker_runs_on_its_cpus_and_a_free_one_on_all(
                     for thread in Path(f"/proc/{pool[0].process.pid}/task").iterdir()} for pool in (pinned, free)]
     assert allowed[0] == {str(cpu)}
     assert allowed[1] == {cpus.compact(os.sched_getaffinity(0))}
+
+
+@pytest.mark.e2e
+def test_a_prestarted_extra_worker_imports_elsewhere_then_times_pinned_and_the_next_pass_uses_it():
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("prestarting needs a CPU the workers are not timed on; this process may use one")
+    cpu = max(os.sched_getaffinity(0))
+    with Pool(1, threads=1, solvers=["numpy_lean"], affinity=(cpu,)) as pool:
+        pool.extra(1, ["numpy_lean"])
+        index, following = pool.next_worker
+        assert index == 2 and following.ask({"op": "solvers", "only": []}) == {"solvers": {}}  # imported, alive
+        assert pool.extra(2, ["numpy_lean"]) is following
+        trial = Measured({"solver": "numpy_lean", "device": "cpu", "n": 1_000, "steps": 10, "calls": 1}, 1, 2,
+                         reference_steps=10).trial(following)
+        threads = {(thread / "status").read_text().split("Cpus_allowed_list:")[1].split()[0]
+                   for thread in Path(f"/proc/{following.process.pid}/task").iterdir()}
+    assert threads == {str(cpu)} and len(trial.rounds_s) == 2 and trial.reference_rounds_s
 
 
 @pytest.mark.e2e
