@@ -89,6 +89,15 @@ def test_the_gates_budget_grows_with_the_rows_it_decides_up_to_its_most():
     assert [gate_budget_s(rows) for rows in (1, 2, 12)] == [70, 80, 180]
 
 
+def test_the_gate_is_announced_with_its_rows_and_the_time_its_screen_may_take():
+    heard = []
+    decided_by_gate({**document([]), "commit_info": COMMIT}, [UNDECIDED], 0.10, say=heard.append,
+                    commit_here=lambda _: True, run_gate=fake_gate(PASSED, [gate_row("clear")]))
+    assert heard[0].startswith(f"fssgd-bench: --decide: the gate times {COMMIT['id'][:10]} beside the working tree "
+                               f"for the 1 CAN'T TELL row, screening within {gate_budget_s(1)} s, then "
+                               "confirming any flag: python -m perf.gate ")
+
+
 @pytest.mark.parametrize("commit, here, why", [
     ({}, True, "The saved run records no commit"),
     ({"id": "0123456789abcdef", "dirty": True}, True, "The saved run was made from 0123456789 with uncommitted changes"),

@@ -93,7 +93,8 @@ def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: f
         command = gate_command(commit, undecided, threshold, affinity, threads, report,
                                os.environ.get(SLOWDOWN_VARIABLE, ""))
         say(f"fssgd-bench: --decide: the gate times {commit[:10]} beside the working tree for the "
-            f"{len(undecided)} {CANT_TELL} row{'s' * (len(undecided) != 1)}: python {' '.join(command[1:])}")
+            f"{len(undecided)} {CANT_TELL} row{'s' * (len(undecided) != 1)}, screening within "
+            f"{gate_budget_s(len(undecided))} s, then confirming any flag: python {' '.join(command[1:])}")
         try:
             status, last_line = run_gate(command, say)
         except OSError as error:
