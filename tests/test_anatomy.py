@@ -64,6 +64,8 @@ def test_the_tool_accounts_for_every_second_of_a_real_run(tmp_path, outside_xdis
     found = json.loads((tmp_path / "anatomy.json").read_text())
     phases = found["phases"]
     assert sum(phases.values()) == pytest.approx(found["wall_s"])
+    # No exchange counted twice: what the exchanges account for fits within the wall time, the parent's own the rest.
+    assert 0 <= phases[anatomy.PARENT] < found["wall_s"]
     assert phases["start and imports"] > 0 and phases["timed rounds"] > 0 and phases["setup"] > 0
     assert (phases["reference rounds"] > 0) == (what == "suite")  # the gate pairs versions, not the reference
     # The suite: 2 solvers x 2 sizes x 5 trials; the gate: 2 passes of one benchmark on two versions.

@@ -26,13 +26,15 @@ class Pool:
         self.extra_worker: tuple[int, Workers] | None = None  # (pass index, its worker), past the profile's trials
         self.next_worker: tuple[int, Workers] | None = None  # the next such pass's, importing while this one times
 
-    def started(self, slot: int, eager: list[str] | None = None) -> Workers:
+    def started(self, slot: int, eager: list[str] | None = None, import_cpus: tuple[int, ...] | None = None) -> Workers:
         # The timing reference is timed beside each benchmark, in its process: every process imports it. Pinned, the
-        # workers import on every CPU this process may use, in turn (as the gate's): on the one CPU they are timed on,
-        # the pool's start took twice as long (docs/results/anatomy/README.md).
-        may_use = tuple(cpus.allowed()) if self.affinity else ()
-        turn = slot % len(may_use) if may_use else 0
-        return Workers(self.version, self.threads, self.solvers, self.affinity, may_use[turn:] + may_use[:turn],
+        # workers import on import_cpus, by default every CPU this process may use, in turn (as the gate's): on the
+        # one CPU they are timed on, the pool's start took twice as long (docs/results/anatomy/README.md).
+        if import_cpus is None:
+            may_use = tuple(cpus.allowed()) if self.affinity else ()
+            turn = slot % len(may_use) if may_use else 0
+            import_cpus = may_use[turn:] + may_use[:turn]
+        return Workers(self.version, self.threads, self.solvers, self.affinity, import_cpus,
                        alongside=(TIMING_REFERENCE[0],), eager=eager)
 
     def __getitem__(self, index: int) -> Workers:
@@ -72,10 +74,7 @@ class Pool:
         this pass times on its own, so that the next pass need not wait seconds for TensorFlow's import; else None.
         A framework the next pass needs that this one did not starts on first use, as any."""
         spare = tuple(cpu for cpu in cpus.allowed() if cpu not in self.affinity) if self.affinity else ()
-        if not spare:
-            return None
-        return index, Workers(self.version, self.threads, self.solvers, self.affinity, spare,
-                              alongside=(TIMING_REFERENCE[0],), eager=solvers)
+        return (index, self.started(index, solvers, spare)) if spare else None
 
     def close(self):
         for worker in [*self.workers, *(pair[1] for pair in (self.extra_worker, self.next_worker) if pair)]:

@@ -126,10 +126,6 @@ class Schedule:
         self.benchmarks: dict[str, Scheduled] = {}
         self.done = False
 
-    @property
-    def budget_s(self) -> float:
-        return self.spent.budget_s
-
     def add(self, nodeid: str, solver, device: str, plan: Plan) -> None:
         self.benchmarks[nodeid] = Scheduled(solver, device, plan)
 
@@ -151,16 +147,18 @@ class Schedule:
         """Passes past the profile's, each a trial of every benchmark not yet precise enough that can still become
         so, until none is left, or it has MAX_TRIALS, or these passes have spent the budget; those left say why they
         stopped. The budget is spent only where it can buy a precise benchmark: where a benchmark's spread says it
-        needs more trials than MAX_TRIALS or than the budget left can give, it stops, and its trials go to the others."""
+        needs more trials than MAX_TRIALS or than the budget left can give, it stops, and its trials go to the
+        others."""
         spent = self.spent
         for index in itertools.count(self.profile.trials):
             if not (imprecise := self.imprecise()):
                 return
-            if spent.seconds >= spent.budget_s or index >= MAX_TRIALS:
+            at_most = index >= MAX_TRIALS
+            if at_most or spent.seconds >= spent.budget_s:
                 for scheduled in imprecise:
-                    scheduled.stopped = MOST_TRIALS if index >= MAX_TRIALS else BUDGET_SPENT
+                    scheduled.stopped = MOST_TRIALS if at_most else BUDGET_SPENT
                 progress.imprecise_left([scheduled.label for scheduled in imprecise], self.threshold,
-                                        f"after {MAX_TRIALS} trials" if index >= MAX_TRIALS
+                                        f"after {MAX_TRIALS} trials" if at_most
                                         else f"when the {spent.budget_s:.0f} s budget ended")
                 return
             if not (imprecise := self.within_reach(imprecise, spent.budget_s - spent.seconds)):

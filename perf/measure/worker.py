@@ -76,8 +76,8 @@ MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHO
 # The framework a worker process is for ("jax", "numpy" for none of them): every other is kept out of it.
 FRAMEWORK_VARIABLE = "FSSGD_FRAMEWORK"
 # Who hears of every exchange with a worker, as observer(worker, request, reply, seconds): each request with its reply
-# and the seconds from asking to the reply; the process's start as {"op": "spawn"} and its end, from closing its input
-# to its exit, as {"op": "exit"}, each with reply None. Where a pass's time goes is told from them
+# and the seconds from asking to the reply; the process's start as {"op": "spawn"} and its end (Worker.close) as
+# {"op": "exit"}, each with reply None. Where a pass's time goes is told from them
 # (perf/research/anatomy.py); the measurement never reads them.
 OBSERVERS: list = []
 

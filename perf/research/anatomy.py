@@ -17,7 +17,7 @@ git worktrees):
     round hand-over     the rest of every round's exchange: the pipe, JSON, the answer kept
     close               closing a trial: its answer checked, its session freed
     listing             asking a process which solvers can run (past its first answer)
-    exit                closing a process's input until it exited
+    exit                ending a process once the run is done with it (Worker.close)
 
     python -m perf.research.anatomy --out docs/results/anatomy/suite -- suite perf/ --cpu-affinity quiet
     python -m perf.research.anatomy --out docs/results/anatomy/gate -- gate HEAD HEAD --passes 5 --no-confirm
