@@ -30,7 +30,8 @@ def test_the_answers_words_say_only_what_the_run_measured(tmp_path):
                      "interact, so they need not add up to the whole.", ""]
     # The full run also says where one call a step overtakes numpy_loop, and what standardizing x does.
     words = " ".join(answer_lines(load_run(FULL_RUN)))
-    assert "one `Session.run` a step: `tf1_callable`" in words and "Standardizing x does more" in words
+    assert "interpolated between measured sizes: `tf1_callable` crosses at n ≈" in words
+    assert "Standardizing x does more" in words
 
 
 def test_only_the_block_between_the_markers_is_rewritten_and_again_gives_the_same(tmp_path):

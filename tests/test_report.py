@@ -11,7 +11,7 @@ import pytest
 from helpers import ROOT, benchmark_entry, result_document
 from helpers import write_run as write
 from perf import storage
-from perf.report import analysis, studies
+from perf.report import analysis, markdown, studies
 from perf.report.__main__ import main
 from perf.report.rows import rows_of
 
@@ -82,7 +82,8 @@ def test_report_end_to_end(tmp_path, capsys):
     text = (out / "report.md").read_text()
     assert "TF 2.21.0 · cpu · full" in text
     row = re.search(r"\| `tf1_while_loop` \| cpu \| 100 \| 1.00 \| 100–100,000 \(4\) \| 0.0% \| 10,889 "
-                    r"\| ≈([\d,]+) \(faster above\) \| `tf1_while_loop` faster above n\* \|", text)
+                    r"\| ≈([\d,]+) \(faster above; interpolated between 10,000 and 100,000\) "
+                    r"\| `tf1_while_loop` faster above n\* \|", text)
     # The measured n* interpolates log-log between 1e4 and 1e5, close to the exact crossing of the lines.
     assert row and float(row[1].replace(",", "")) == pytest.approx(10_889, rel=0.03)
     assert "| `tf1_feed_dict` | cpu | 250 | 12.0 |" in text and "slower throughout" in text
@@ -346,8 +347,22 @@ def test_measured_crossover_interpolates_between_the_sizes_where_the_ratio_cross
                 ("tf1_constant", 100_000): 100.0, ("tf1_feed_dict", 1_000): 300.0, ("tf1_feed_dict", 100_000): 2_000.0}
     rows = {row.key: row for row in rows_of([benchmark_entry(solver, "cpu", n, us) for (solver, n), us in per_step.items()])[0]}
     # Ratio 10 at n = 1e3 and 0.1 at n = 1e5: the log-log midpoint, 1e4.
-    assert analysis.measured_crossover(rows, "tf1_constant", "cpu") == "≈10,000 (faster above)"
+    assert analysis.measured_crossover(rows, "tf1_constant", "cpu") == (
+        "≈10,000 (faster above; interpolated between 1,000 and 100,000)")
     assert analysis.measured_crossover(rows, "tf1_feed_dict", "cpu") == "slower at every size"
+
+
+def test_the_model_table_says_where_its_line_misses_a_crossing_the_measured_ratios_show():
+    # Three sizes: tf1_callable's measured ratio crosses 1 between 1e4 and 1e5, but its straight line, bent by the
+    # step at 1e5, never meets numpy_loop's there; tf1_constant's line and its ratio cross alike.
+    per_step = {("numpy_loop", 1_000): 10.0, ("numpy_loop", 10_000): 100.0, ("numpy_loop", 100_000): 10_000.0,
+                ("tf1_callable", 1_000): 40.0, ("tf1_callable", 10_000): 400.0, ("tf1_callable", 100_000): 1_000.0,
+                ("tf1_constant", 1_000): 100.0, ("tf1_constant", 10_000): 102.0, ("tf1_constant", 100_000): 120.0}
+    rows = {row.key: row for row in rows_of([benchmark_entry(solver, "cpu", n, us) for (solver, n), us in per_step.items()])[0]}
+    table = {line.split(" | ")[0]: line for line in markdown.model_table(analysis.fit_models(rows), rows)}
+    assert "none in range | ≈" in table["| `tf1_callable`"]
+    assert table["| `tf1_callable`"].endswith("slower throughout, by the line alone: the measured ratio crosses |")
+    assert "by the line alone" not in table["| `tf1_constant`"]
 
 
 # What pinning threads does, and the report of the newest saved run.

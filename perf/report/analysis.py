@@ -85,8 +85,19 @@ def crossover_n(model: Model, reference: Model, low: float, high: float) -> tupl
     return None, NONE_IN_RANGE
 
 
-def measured_crossover(rows: dict[Key, Row], solver: str, device: str) -> str:
-    """Where the measured ratio to the timing reference first crosses 1, interpolated on log-log between two sizes.
+def model_crossover(models: dict, solver: str, device: str) -> tuple[float | None, str]:
+    """Where the solver's α + β·n meets the timing reference's over the sizes both were measured at (crossover_n);
+    (None, NONE_IN_RANGE) where either has no model."""
+    model, reference = models.get((solver, device)), models.get(TIMING_REFERENCE)
+    if model is None or reference is None:
+        return None, NONE_IN_RANGE
+    return crossover_n(model, reference, max(model.sizes[0], reference.sizes[0]),
+                       min(model.sizes[-1], reference.sizes[-1]))
+
+
+def measured_crossover(rows: dict[Key, Row], solver: str, device: str, between: bool = True) -> str:
+    """Where the measured ratio to the timing reference first crosses 1, interpolated on log-log between two sizes
+    (named, unless between is False).
 
     The straight line α + β·n fits the per-sample cost badly across cache sizes, so the model's
     n* can mislead; this one uses only the measured points either side of the crossing.
@@ -99,8 +110,9 @@ def measured_crossover(rows: dict[Key, Row], solver: str, device: str) -> str:
         if (ratio_low - 1) * (ratio_high - 1) < 0:
             fraction = math.log(ratio_low) / (math.log(ratio_low) - math.log(ratio_high))
             crossing = math.exp(math.log(n_low) + fraction * (math.log(n_high) - math.log(n_low)))
-            # Two significant digits: the crossing is read off a line between two sizes a decade apart.
-            return f"≈{float(f'{crossing:.2g}'):,.0f} ({'faster' if ratio_high < 1 else 'slower'} above)"
+            # Two significant digits: the crossing is read off a line between two sizes a decade apart, and says so.
+            sizes = f"; interpolated between {n_low:,} and {n_high:,}" if between else ""
+            return f"≈{float(f'{crossing:.2g}'):,.0f} ({'faster' if ratio_high < 1 else 'slower'} above{sizes})"
     return "faster at every size" if points[0][1] < 1 else "slower at every size"
 
 

@@ -65,12 +65,15 @@ def shares(run: Run) -> str | None:
 
 def crossings(run: Run) -> str | None:
     sizes = sorted({key.n for key in run.rows if key.device == "cpu"})
-    found = [(solver, analysis.measured_crossover(run.rows, solver, "cpu")) for solver in CROSSING_SOLVERS]
+    found = [(solver, analysis.measured_crossover(run.rows, solver, "cpu", between=False))
+             for solver in CROSSING_SOLVERS]
     found = [(solver, where) for solver, where in found if where != "—"]
     if len(sizes) < 2 or not found:
         return None
-    return (f"Against `{RAW}` from n = {sizes[0]:,} to {sizes[-1]:,}, one `Session.run` a step: "
-            + "; ".join(f"`{solver}` {where.replace('≈', 'crosses at n ≈ ')}" for solver, where in found) + ".")
+    said = (f"Against `{RAW}` (n = {sizes[0]:,} to {sizes[-1]:,}), one `Session.run` a step, interpolated between "
+            "measured sizes: " + "; ".join(f"`{solver}` {where.replace('≈', 'crosses at n ≈ ')}"
+                                           for solver, where in found))
+    return said + "."
 
 
 def standardizing(run: Run) -> str | None:
