@@ -125,11 +125,12 @@ def test_a_gate_that_measured_nothing_on_a_device_still_writes_what_it_could_not
     assert any(line.startswith("- SKIPPED (numpy_lean does not run on gpu)") for line in lines)
 
 
-def test_a_gate_that_cannot_start_writes_its_summary_saying_what_it_could_not_measure(monkeypatch, tmp_path, capsys):
+def test_a_revision_that_does_not_exist_writes_its_summary_as_the_usage_error_it_is(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv(SUMMARY_VARIABLE, str(tmp_path / "page.md"))
     assert main(["no-such-revision", "--solvers", "numpy_lean", "--sizes", "1000"]) == USAGE_ERROR
     lines = (tmp_path / "page.md").read_text().splitlines()
-    assert lines[0].startswith("**gate NOT MEASURED: 'no-such-revision' is neither a git revision of this repository")
+    # Exit 2 is a mistake in the command, not NOT MEASURED (exit 10): the summary says which.
+    assert lines[0].startswith("**gate usage error: 'no-such-revision' is neither a git revision of this repository")
     assert lines[0].endswith("(exit 2: a usage error, reported before anything was timed)")
     assert "Nothing was timed: the gate could not measure solvers numpy_lean on cpu at n = 1,000." in lines
     assert "<details>" not in "\n".join(lines)
@@ -144,7 +145,7 @@ def test_a_mistake_in_the_command_is_a_usage_error_that_still_writes_its_summary
     assert stopped.value.code == USAGE_ERROR and not started
     assert "--devices: 'cpuu' is not a list of cpu, gpu" in capsys.readouterr().err
     lines = summary.read_text().splitlines()
-    assert lines[0] == ("**gate NOT MEASURED: --devices: 'cpuu' is not a list of cpu, gpu** (exit 2: a usage error, "
+    assert lines[0] == ("**gate usage error: --devices: 'cpuu' is not a list of cpu, gpu** (exit 2: a usage error, "
                         "reported before anything was timed)")
     assert "Replay it locally: `python -m perf.gate . . --devices cpuu`" in lines
 
