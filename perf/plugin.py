@@ -125,7 +125,7 @@ def pytest_configure(config):
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     except NotMeasured as error:
-        summarized(config, NOT_MEASURED, [str(error)])
+        summarized(config, NOT_MEASURED, [], [str(error)])
         pytest.exit(f"fssgd-bench: {words.NOT_MEASURED}: {error}", returncode=NOT_MEASURED)
 
 
@@ -289,7 +289,7 @@ def pytest_terminal_summary(terminalreporter, config):
             why = "--benchmark-disable" if session.disabled else "every one skipped or deselected"
             why = f"--benchmark-compare: no benchmark was timed ({why})"
             not_measured(config, terminalreporter, why)
-            summarized(config, NOT_MEASURED, [why], terminalreporter=terminalreporter)
+            summarized(config, NOT_MEASURED, [], [why], terminalreporter=terminalreporter)
         return result
     benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
     answer = summary.summary_lines(benchmarks, summary.setting(described(config)), summary.free_on(described(config)))
@@ -307,7 +307,7 @@ def pytest_terminal_summary(terminalreporter, config):
 def compared_with_saved_run(config, terminalreporter, session, benchmarks, answer: list[str]) -> None:
     """This run's verdicts against the saved run pytest-benchmark loaded (by its path), and the run's exit status from
     them: FAILED on a SLOWER under --fail-on-slower or an error the gate found under --decide, NOT MEASURED where the
-    comparison (or the gate deciding it) could not judge. Its summary, with the answer, where one is asked."""
+    comparison could not judge, or where nothing failed and the gate deciding it measured nothing (said either way). Its summary, with the answer, where one is asked."""
     fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
     decider = config.getoption("decide") and functools.partial(
@@ -325,20 +325,22 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
         write_section(terminalreporter, "fssgd-bench: compared with a saved run",
                       config.stash[STORAGE_WARNINGS] + found.lines)
         endings.append(found)
-    status, reasons = compare.run_ending(endings, fail_on_slower)
-    summarized(config, status, reasons, endings, answer, terminalreporter)
-    if status == NOT_MEASURED:
-        return not_measured(config, terminalreporter, reasons[0])
-    for why in reasons:
+    status, failures, unmeasured = compare.run_ending(endings, fail_on_slower)
+    summarized(config, status, failures, unmeasured, endings, answer, terminalreporter)
+    for why in failures:  # a failure is the run's ending, and what was not measured beside it is said too
         terminalreporter.write_line(f"fssgd-bench: {words.FAILED} {why}", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+    for why in unmeasured:
+        not_measured(config, terminalreporter, why)
 
 
-def summarized(config, status: int, reasons: list[str], endings=(), answer=(), terminalreporter=None) -> None:
+def summarized(config, status: int, failures: list[str], unmeasured: list[str], endings=(), answer=(),
+               terminalreporter=None) -> None:
     """The comparison's ending in Markdown, to --summary and $GITHUB_STEP_SUMMARY where given; one that cannot be
     written (checked before anything was timed) is said, and is a usage error unless the run already failed."""
     try:
-        write_summary(comparison_summary(status, reasons, list(endings), list(answer)), config.getoption("summary"))
+        write_summary(comparison_summary(status, failures, unmeasured, list(endings), list(answer)),
+                      config.getoption("summary"))
     except SummaryError as error:
         if terminalreporter is None:
             raise pytest.UsageError(str(error)) from None

@@ -12,6 +12,7 @@ from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure import Key
 from perf.report.compare import compared, comparison, run_ending
 from perf.report.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_budget_s, gate_command
+from perf.report.markdown import COMPARISON_EXITS, comparison_summary
 
 COMMIT = {"id": "0123456789abcdef", "dirty": False}
 UNDECIDED = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))  # tf1_while_loop-cpu-n1000, CAN'T TELL
@@ -68,7 +69,7 @@ def test_a_gate_error_fails_the_run_whatever_fail_on_slower_says():
     found = cant_tell_comparison(fake_gate(FAILED, [gate_row("error", why="error on candidate: wrong answer")],
                                            "gate FAILED: 1 error"))
     assert found.failed == f"the gate found errors: {KEY.name} (error on candidate: wrong answer)"
-    assert run_ending([found], None) == (FAILED, [f"--decide: {found.failed}"])
+    assert run_ending([found], None) == (FAILED, [f"--decide: {found.failed}"], [])
 
 
 def test_the_gates_command_names_exactly_the_undecided_benchmarks_at_the_runs_threshold_cpus_and_threads(tmp_path):
@@ -122,24 +123,45 @@ def test_a_row_the_gate_decides_slower_joins_the_slower_list_and_fails_fail_on_s
     assert found.lines[-1] == "1 SLOWER"  # the final verdicts, counted; the table's row still says CAN'T TELL
     assert any(line.startswith(WHILE_LOOP) and "CAN'T TELL" in line for line in found.lines)
     assert run_ending([found], 0.10) == (FAILED, [f"--fail-on-slower=10%: the gate's regressions (slower, surely, "
-                                                  f"and by more than half of it): {KEY.name} (1.20x)"])
-    assert run_ending([found], None) == (PASSED, [])  # without --fail-on-slower a SLOWER is said, and fails nothing
+                                                  f"and by more than half of it): {KEY.name} (1.20x)"], [])
+    assert run_ending([found], None) == (PASSED, [], [])  # without --fail-on-slower a SLOWER is said, and fails nothing
+
+
+GATE_NOT_MEASURED = "gate NOT MEASURED: no benchmark was timed on both versions: nothing measured on cpu (no GPU)"
 
 
 def test_a_gate_that_ends_not_measured_makes_the_comparison_not_measured_with_its_reason():
-    ending = "gate NOT MEASURED: no benchmark was timed on both versions: nothing measured on cpu (no GPU)"
-    found = cant_tell_comparison(fake_gate(NOT_MEASURED, [gate_row("skipped")], ending))
-    assert found.not_measured == f"--decide: the gate on the CAN'T TELL rows measured nothing to stand behind: {ending}"
-    assert run_ending([found], 0.10) == (NOT_MEASURED, [found.not_measured])
+    found = cant_tell_comparison(fake_gate(NOT_MEASURED, [gate_row("skipped")], GATE_NOT_MEASURED))
+    assert found.gate_not_measured == ("--decide: the gate on the CAN'T TELL rows measured nothing to stand behind: "
+                                       f"{GATE_NOT_MEASURED}")
+    assert found.not_measured is None  # the comparison's own verdicts count
+    assert run_ending([found], 0.10) == (NOT_MEASURED, [], [found.gate_not_measured])
+
+
+def test_a_slower_row_of_the_comparisons_own_fails_the_run_though_the_gate_measured_nothing_and_both_are_said():
+    slowed = "test_fssgd[numpy_lean-cpu-n1000]"
+    then = {**document([bench(WHILE_LOOP, info(spread(1.0, 0.3))),
+                        bench(slowed, {**info(spread(0.4, 0.01)), "solver": "numpy_lean"})]), "commit_info": COMMIT}
+    now = [bench(WHILE_LOOP, info(spread(1.3, 0.3))), bench(slowed, {**info(spread(0.6, 0.01)), "solver": "numpy_lean"})]
+    decide = partial(decided_by_gate, say=lambda line: None, commit_here=lambda commit: True,
+                     run_gate=fake_gate(NOT_MEASURED, [gate_row("skipped")], GATE_NOT_MEASURED))
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, decide=decide)
+    status, failures, unmeasured = run_ending([found], 0.10)
+    assert (status, failures) == (FAILED, ["--fail-on-slower=10%: slower by more than that: numpy_lean-cpu-n1000 "
+                                           "(1.50x)"])
+    assert unmeasured == [found.gate_not_measured] and GATE_NOT_MEASURED in found.gate_not_measured
+    ending = comparison_summary(status, failures, unmeasured, [found], []).splitlines()[0]
+    assert ending == f"**--benchmark-compare FAILED**: {failures[0]}; NOT MEASURED: {unmeasured[0]} ({COMPARISON_EXITS[FAILED]})"
+    assert run_ending([found], None) == (NOT_MEASURED, [], unmeasured)  # without --fail-on-slower a SLOWER fails nothing
 
 
 def test_a_gate_that_cannot_start_or_writes_no_report_makes_the_comparison_not_measured():
     def cannot_start(command, say):
         raise FileNotFoundError("no such interpreter")
 
-    assert cant_tell_comparison(cannot_start).not_measured == "--decide: the gate cannot start: no such interpreter"
+    assert cant_tell_comparison(cannot_start).gate_not_measured == "--decide: the gate cannot start: no such interpreter"
     said_only = cant_tell_comparison(lambda command, say: (NOT_MEASURED, "gate NOT MEASURED: the baseline cannot start"))
-    assert said_only.not_measured.endswith("measured nothing to stand behind: gate NOT MEASURED: the baseline cannot "
+    assert said_only.gate_not_measured.endswith("measured nothing to stand behind: gate NOT MEASURED: the baseline cannot "
                                            "start")
 
 

@@ -174,8 +174,8 @@ def test_a_comparisons_summary_gives_its_ending_its_verdict_table_then_the_answe
     now = [bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.5))),
            bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})]
     found = comparison(then, "0001_run.json", FSSGD, now, 0.10)
-    status, reasons = run_ending([found], 0.10)
-    lines = comparison_summary(status, reasons, [found], ["Per step, the answer.", "  numpy_lean  1.0"]).splitlines()
+    lines = comparison_summary(*run_ending([found], 0.10), [found],
+                               ["Per step, the answer.", "  numpy_lean  1.0"]).splitlines()
     assert lines[0] == ("**--benchmark-compare FAILED**: --fail-on-slower=10%: slower by more than that: "
                         "tf1_while_loop-cpu-n1000 (1.50x) (exit 1: slower past --fail-on-slower, or an error the gate "
                         "found under --decide)")
@@ -192,8 +192,7 @@ def test_a_comparisons_summary_gives_its_ending_its_verdict_table_then_the_answe
 
 
 def test_a_comparison_that_loaded_no_saved_run_says_so_first():
-    status, reasons = run_ending([], None)
-    assert comparison_summary(status, reasons, [], []).splitlines() == [
+    assert comparison_summary(*run_ending([], None), [], []).splitlines() == [
         "**--benchmark-compare NOT MEASURED**: --benchmark-compare: pytest-benchmark loaded no saved run to compare "
         "with (exit 10: it could not judge what it was asked, which is never a pass)"]
 
@@ -208,8 +207,7 @@ def comparison_example(solvers=("numpy_loop", "tf1_feed_dict", "tf1_while_loop")
     benchmarks = [entry for entry in now["benchmarks"] if entry["extra_info"].get("solver") in solvers]
     fssgd = now["machine_info"]["fssgd"]
     found = comparison(then, "run-00.json", fssgd, benchmarks, 0.10)
-    status, reasons = run_ending([found], None)
-    return comparison_summary(status, reasons, [found], summary_lines(benchmarks, setting(fssgd), free_on(fssgd)))
+    return comparison_summary(*run_ending([found], None), [found], summary_lines(benchmarks, setting(fssgd), free_on(fssgd)))
 
 
 @pytest.mark.parametrize("doc, example", [

@@ -318,11 +318,14 @@ def gate_summary(report: dict) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def comparison_summary(status: int, reasons: list[str], comparisons: list, answer: list[str]) -> str:
-    """A comparison of saved runs' summary: its ending and exit status first, each comparison's verdict table with
-    its lines (perf/report/compare.py: a Comparison), then this run's answer as the terminal prints it."""
+def comparison_summary(status: int, failures: list[str], unmeasured: list[str], comparisons: list,
+                       answer: list[str]) -> str:
+    """A comparison of saved runs' summary: its ending and exit status first, with why it failed and why what was
+    asked was not measured (perf/report/compare.py, run_ending: a run may fail and leave rows unmeasured), each
+    comparison's verdict table with its lines (a Comparison), then this run's answer as the terminal prints it."""
     word = {PASSED: words.PASSED, FAILED: words.FAILED}.get(status, words.NOT_MEASURED)
-    said = "; ".join(reasons)
+    said = "; ".join(failures + [why if status == NOT_MEASURED else f"{words.NOT_MEASURED}: {why}"
+                                 for why in unmeasured])
     lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({COMPARISON_EXITS[status]})", ""]
     for found in comparisons:
         first, past = found.table_lines or (len(found.lines), len(found.lines))
