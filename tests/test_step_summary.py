@@ -177,8 +177,8 @@ def test_a_comparisons_summary_gives_its_ending_its_verdict_table_then_the_answe
     lines = comparison_summary(*run_ending([found], 0.10), [found],
                                ["Per step, the answer.", "  numpy_lean  1.0"]).splitlines()
     assert lines[0] == ("**--benchmark-compare FAILED**: --fail-on-slower=10%: slower by more than that: "
-                        "tf1_while_loop-cpu-n1000 (1.50x) (exit 1: slower past --fail-on-slower, or an error the gate "
-                        "found under --decide)")
+                        "tf1_while_loop-cpu-n1000 (1.50x) (exit 1: slower past --fail-on-slower, an error the gate "
+                        "found under --decide, a failed test or pytest-benchmark's --benchmark-compare-fail)")
     assert lines[2].startswith("Against 0001_run.json: per benchmark, × numpy_loop then and now")
     table = lines.index("| benchmark | then | now | change (interval) | verdict |")
     assert lines[table + 2].startswith("| `tf1_while_loop-cpu-n1000` | 1 | 1.5 | 1.500 (") and lines[table + 2].endswith(
