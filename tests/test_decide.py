@@ -1,12 +1,13 @@
 """--decide: the gate's command built from a comparison's CAN'T TELL rows, and its verdicts as the comparison's and the
-run's ending, with the gate's run injected (no subprocess, nothing timed)."""
+run's ending, with the gate's run injected (no subprocess, nothing timed); and once end to end, through the real gate."""
 
 import json
+import subprocess
 from functools import partial
 
 import pytest
 from helpers import COMPARED_KEY as KEY
-from helpers import FSSGD, bench, document, info, spread
+from helpers import FSSGD, ROOT, bench, document, info, spread
 
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure import Key
@@ -173,3 +174,36 @@ def test_a_comparison_whose_verdicts_do_not_count_runs_no_gate():
     found = comparison(then, "0001_run.json", {**FSSGD, "numpy": "2.3.0"}, [bench(WHILE_LOOP, info(spread(1.3, 0.3)))],
                        0.10, decide=decide)
     assert calls == [] and found.not_measured.startswith("not like with like")
+
+
+def test_end_to_end_decide_hands_a_cant_tell_row_to_the_real_gate_and_takes_its_verdict(run_perf, pytester,
+                                                                                      monkeypatch):
+    # A shrunk run saved as if made at HEAD, its one judged row spread so wide the comparison cannot tell; then the same
+    # run slowed 3x by FSSGD_SLOWDOWN, which --decide hands the gate as --candidate-slowdown: the real gate (HEAD in a
+    # worktree against the working tree, its --json read back) must find the regression, and --fail-on-slower fail it.
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the wiring, not the figures
+    selection = ("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu", "-k", "not n100000",
+                 "--cpu-affinity", "quiet")
+    run_perf(*selection, "--benchmark-autosave", modules=["test_fssgd.py"]).assert_outcomes(passed=2)
+    [saved] = pytester.path.glob(".benchmarks/*/*/0001_*.json")
+    run = json.loads(saved.read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    run["commit_info"] = {**run["commit_info"], "id": head.stdout.strip(), "dirty": False}
+    for entry in run["benchmarks"]:
+        if entry["extra_info"]["solver"] == "numpy_lean":  # 3x, as now, but too spread to tell
+            medians = entry["extra_info"]["trial_medians_s"]
+            entry["extra_info"]["trial_medians_s"] = [3 * factor * median for factor, median in
+                                                      zip([0.5, 0.8, 1.0, 1.25, 2.0], medians, strict=True)]
+    saved.write_text(json.dumps(run))
+    monkeypatch.setenv("FSSGD_SLOWDOWN", "numpy_lean=3")
+    result = run_perf(*selection, "--benchmark-compare", "--fail-on-slower=10%", "--decide", modules=["test_fssgd.py"])
+    output = result.stdout.str()
+    assert result.ret == FAILED, output[-4000:]
+    result.stdout.fnmatch_lines([
+        f"fssgd-bench: --decide: the gate times {head.stdout[:10]} beside the working tree for the 1 CAN'T TELL row*"
+        "--benchmarks numpy_lean-cpu-n1000 *--candidate-slowdown numpy_lean=3",
+        "gate FAILED: 1 regression",
+        "decided by the gate: numpy_lean-cpu-n1000 SLOWER (gate ratio *",
+        "fssgd-bench: FAILED --fail-on-slower=10%: the gate's regressions (slower, surely, and by more than half of "
+        "it): numpy_lean-cpu-n1000 (*x)",
+    ])
