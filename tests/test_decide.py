@@ -1,5 +1,6 @@
 """--decide: the gate's command built from a comparison's CAN'T TELL rows, and its verdicts as the comparison's and the
-run's ending, with the gate's run injected (no subprocess, nothing timed); and once end to end, through the real gate."""
+run's ending, with the gate's run injected (no subprocess, nothing timed); and once end to end, through the real
+gate."""
 
 import json
 import subprocess
@@ -152,7 +153,8 @@ def test_a_slower_row_of_the_comparisons_own_fails_the_run_though_the_gate_measu
                                            "(1.50x)"])
     assert unmeasured == [found.gate_not_measured] and GATE_NOT_MEASURED in found.gate_not_measured
     ending = comparison_summary(status, failures, unmeasured, [found], []).splitlines()[0]
-    assert ending == f"**--benchmark-compare FAILED**: {failures[0]}; NOT MEASURED: {unmeasured[0]} ({COMPARISON_EXITS[FAILED]})"
+    assert ending == (f"**--benchmark-compare FAILED**: {failures[0]}; NOT MEASURED: {unmeasured[0]} "
+                      f"({COMPARISON_EXITS[FAILED]})")
     assert run_ending([found], None) == (NOT_MEASURED, [], unmeasured)  # without --fail-on-slower a SLOWER fails nothing
 
 

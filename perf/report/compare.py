@@ -208,8 +208,8 @@ def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple
     """How the comparisons end the run: its status, why it failed, and why what was asked was not measured. NOT
     MEASURED where none was loaded or one could not judge (its verdicts count neither way). FAILED on an error the gate
     found under --decide, or a SLOWER under --fail-on-slower (the gate's SLOWER rows alike), whatever the gate did with
-    the other rows: a gate that measured nothing leaves them CAN'T TELL, not the comparison's own SLOWER unfound, and
-    both are said. NOT MEASURED where that gate is all there is to say; else PASSED."""
+    the other rows: a gate that measured nothing leaves its rows CAN'T TELL and takes nothing from the SLOWER rows the
+    comparison found itself; both are said. NOT MEASURED where that gate is all there is to say; else PASSED."""
     if not endings:
         return NOT_MEASURED, [], ["--benchmark-compare: pytest-benchmark loaded no saved run to compare with"]
     if why := next((found.not_measured for found in endings if found.not_measured), None):

@@ -328,7 +328,8 @@ def comparison_summary(status: int, failures: list[str], unmeasured: list[str], 
     word = {PASSED: words.PASSED, FAILED: words.FAILED, NOT_MEASURED: words.NOT_MEASURED}.get(status, "ended")
     said = "; ".join(failures + [why if status == NOT_MEASURED else f"{words.NOT_MEASURED}: {why}"
                                  for why in unmeasured])
-    lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({COMPARISON_EXITS.get(status, f'exit {status}: pytest ended it so')})", ""]
+    exit_said = COMPARISON_EXITS.get(status, f"exit {status}: pytest's own status")
+    lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({exit_said})", ""]
     for found in comparisons:
         first, past = found.table_lines or (len(found.lines), len(found.lines))
         before, after = found.lines[:first], found.lines[past:]
