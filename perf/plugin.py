@@ -30,6 +30,10 @@ SESSION = pytest.StashKey()
 ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in each benchmark's extra_info
 STORAGE_WARNINGS = pytest.StashKey()  # saved runs left out of the comparison, said with it
 ENVIRONMENT = pytest.StashKey()  # machine_info.fssgd, described once (described())
+# The comparison's ending, to be written in Markdown once pytest's exit status is settled (pytest_unconfigure).
+SUMMARY = pytest.StashKey()
+REGRESSED = ("--benchmark-compare-fail: pytest-benchmark found the absolute times above regressed (they move with the "
+             "machine's speed; --fail-on-slower judges the paired ratios)")
 
 
 def pytest_addoption(parser):
@@ -125,7 +129,7 @@ def pytest_configure(config):
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     except NotMeasured as error:
-        summarized(config, NOT_MEASURED, [str(error)])
+        summarized(config, NOT_MEASURED, [], [str(error)])  # pytest.exit gives exactly this status
         pytest.exit(f"fssgd-bench: {words.NOT_MEASURED}: {error}", returncode=NOT_MEASURED)
 
 
@@ -289,7 +293,7 @@ def pytest_terminal_summary(terminalreporter, config):
             why = "--benchmark-disable" if session.disabled else "every one skipped or deselected"
             why = f"--benchmark-compare: no benchmark was timed ({why})"
             not_measured(config, terminalreporter, why)
-            summarized(config, NOT_MEASURED, [why], terminalreporter=terminalreporter)
+            config.stash[SUMMARY] = ([], [why], [], [])
         return result
     benchmarks = [bench.as_dict(include_data=False) for bench in session.benchmarks]
     answer = summary.summary_lines(benchmarks, summary.setting(described(config)), summary.free_on(described(config)))
@@ -297,17 +301,18 @@ def pytest_terminal_summary(terminalreporter, config):
     if config.getoption("benchmark_compare"):
         compared_with_saved_run(config, terminalreporter, session, benchmarks, answer)
     if regressed:
-        terminalreporter.write_line(f"fssgd-bench: {words.FAILED} --benchmark-compare-fail: pytest-benchmark found "
-                                    "the absolute times above regressed (they move with the machine's speed; "
-                                    "--fail-on-slower judges the paired ratios)", red=True, bold=True)
+        terminalreporter.write_line(f"fssgd-bench: {words.FAILED} {REGRESSED}", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+        if SUMMARY in config.stash:
+            config.stash[SUMMARY][0].append(REGRESSED)
     return result
 
 
 def compared_with_saved_run(config, terminalreporter, session, benchmarks, answer: list[str]) -> None:
     """This run's verdicts against the saved run pytest-benchmark loaded (by its path), and the run's exit status from
     them: FAILED on a SLOWER under --fail-on-slower or an error the gate found under --decide, NOT MEASURED where the
-    comparison (or the gate deciding it) could not judge. Its summary, with the answer, where one is asked."""
+    comparison could not judge, or where nothing failed and the gate deciding it measured nothing (said either way).
+    Its summary, with the answer, is written once pytest's exit status is settled (pytest_unconfigure)."""
     fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
     decider = config.getoption("decide") and functools.partial(
@@ -325,26 +330,42 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
         write_section(terminalreporter, "fssgd-bench: compared with a saved run",
                       config.stash[STORAGE_WARNINGS] + found.lines)
         endings.append(found)
-    status, reasons = compare.run_ending(endings, fail_on_slower)
-    summarized(config, status, reasons, endings, answer, terminalreporter)
-    if status == NOT_MEASURED:
-        return not_measured(config, terminalreporter, reasons[0])
-    for why in reasons:
+    status, failures, unmeasured = compare.run_ending(endings, fail_on_slower)
+    config.stash[SUMMARY] = (failures, unmeasured, endings, answer)
+    for why in failures:  # a failure is the run's ending, and what was not measured beside it is said too
         terminalreporter.write_line(f"fssgd-bench: {words.FAILED} {why}", red=True, bold=True)
         config.stash[SESSION].exitstatus = pytest.ExitCode.TESTS_FAILED
+    for why in unmeasured:
+        not_measured(config, terminalreporter, why)
 
 
-def summarized(config, status: int, reasons: list[str], endings=(), answer=(), terminalreporter=None) -> None:
-    """The comparison's ending in Markdown, to --summary and $GITHUB_STEP_SUMMARY where given; one that cannot be
-    written (checked before anything was timed) is said, and is a usage error unless the run already failed."""
+def summarized(config, status: int, failures: list[str], unmeasured: list[str], endings=(), answer=()) -> None:
+    """The comparison's ending in Markdown, to --summary and $GITHUB_STEP_SUMMARY where given, with the exit status
+    pytest returns; one that cannot be written (checked before anything was timed) is a usage error."""
     try:
-        write_summary(comparison_summary(status, reasons, list(endings), list(answer)), config.getoption("summary"))
+        write_summary(comparison_summary(status, failures, unmeasured, list(endings), list(answer)),
+                      config.getoption("summary"))
     except SummaryError as error:
-        if terminalreporter is None:
-            raise pytest.UsageError(str(error)) from None
-        terminalreporter.write_line(f"fssgd-bench: error: {error}", red=True, bold=True)
-        if config.stash[SESSION].exitstatus == pytest.ExitCode.OK:
-            config.stash[SESSION].exitstatus = pytest.ExitCode.USAGE_ERROR
+        raise pytest.UsageError(str(error)) from None
+
+
+def pytest_unconfigure(config):
+    """The comparison's summary, written only now: pytest's exit status is settled after the comparison ends (a
+    failed test, --benchmark-compare-fail, pytest's --max-warnings), and the summary says the status pytest returns.
+    One that cannot be written is said, and is a usage error unless the run already failed."""
+    if SUMMARY not in config.stash:
+        return
+    failures, unmeasured, endings, answer = config.stash[SUMMARY]
+    session = config.stash[SESSION]
+    if session.testsfailed:  # a wrong answer fails its benchmark's test
+        failures = [f"{session.testsfailed} test{'s' * (session.testsfailed != 1)} failed", *failures]
+    try:
+        summarized(config, int(session.exitstatus), failures, unmeasured, endings, answer)
+    except pytest.UsageError as error:
+        if terminal := config.pluginmanager.get_plugin("terminalreporter"):
+            terminal.write_line(f"fssgd-bench: error: {error}", red=True, bold=True)
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 def not_measured(config, terminalreporter, why: str) -> None:

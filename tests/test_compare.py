@@ -303,6 +303,25 @@ def test_pytest_benchmarks_own_compare_fail_ends_in_a_message_not_a_traceback(ru
     assert "PerformanceRegression" not in result.stdout.str() + result.stderr.str()
 
 
+def test_the_summary_states_the_exit_status_pytest_returns_after_the_comparison(run_perf, pytester, monkeypatch,
+                                                                                  tmp_path):
+    # The comparison itself passes (no --fail-on-slower); a failed test and pytest-benchmark's own
+    # --benchmark-compare-fail each end the run 1 after it, which the summary must say, not the comparison's 0.
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the wiring, not the figures
+    run_perf(*TWO_SOLVERS, "-k", "not n100000", "--benchmark-autosave").assert_outcomes(passed=2)
+    monkeypatch.setenv("FSSGD_SLOWDOWN", "numpy_lean=10")
+    failing = pytester.makepyfile(test_failing="def test_fails():\n    assert False\n")
+    summary = tmp_path / "summary.md"
+    result = run_perf(*TWO_SOLVERS, "-k", "not n100000", str(failing), "--benchmark-compare",
+                      "--benchmark-compare-fail=median:50%", "--summary", str(summary))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
+    first = summary.read_text().splitlines()[0]
+    assert first.startswith("**--benchmark-compare FAILED**: 1 test failed; --benchmark-compare-fail: pytest-benchmark "
+                            "found the absolute times above regressed"), first
+    assert first.endswith("(exit 1: slower past --fail-on-slower, an error the gate found under --decide, a failed test "
+                          "or pytest-benchmark's --benchmark-compare-fail)")
+
+
 def test_a_committed_run_from_another_machine_in_storage_outside_the_directory_is_compared_and_not_measured(
         run_perf, tmp_path_factory):
     # docs/results/full/full.json: the committed full run. Stored outside the working

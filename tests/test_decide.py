@@ -1,17 +1,20 @@
 """--decide: the gate's command built from a comparison's CAN'T TELL rows, and its verdicts as the comparison's and the
-run's ending, with the gate's run injected (no subprocess, nothing timed)."""
+run's ending, with the gate's run injected (no subprocess, nothing timed); and once end to end, through the real
+gate."""
 
 import json
+import subprocess
 from functools import partial
 
 import pytest
 from helpers import COMPARED_KEY as KEY
-from helpers import FSSGD, bench, document, info, spread
+from helpers import FSSGD, ROOT, bench, document, info, spread
 
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure import Key
 from perf.report.compare import compared, comparison, run_ending
 from perf.report.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_budget_s, gate_command
+from perf.report.markdown import COMPARISON_EXITS, comparison_summary
 
 COMMIT = {"id": "0123456789abcdef", "dirty": False}
 UNDECIDED = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))  # tf1_while_loop-cpu-n1000, CAN'T TELL
@@ -68,7 +71,7 @@ def test_a_gate_error_fails_the_run_whatever_fail_on_slower_says():
     found = cant_tell_comparison(fake_gate(FAILED, [gate_row("error", why="error on candidate: wrong answer")],
                                            "gate FAILED: 1 error"))
     assert found.failed == f"the gate found errors: {KEY.name} (error on candidate: wrong answer)"
-    assert run_ending([found], None) == (FAILED, [f"--decide: {found.failed}"])
+    assert run_ending([found], None) == (FAILED, [f"--decide: {found.failed}"], [])
 
 
 def test_the_gates_command_names_exactly_the_undecided_benchmarks_at_the_runs_threshold_cpus_and_threads(tmp_path):
@@ -122,24 +125,46 @@ def test_a_row_the_gate_decides_slower_joins_the_slower_list_and_fails_fail_on_s
     assert found.lines[-1] == "1 SLOWER"  # the final verdicts, counted; the table's row still says CAN'T TELL
     assert any(line.startswith(WHILE_LOOP) and "CAN'T TELL" in line for line in found.lines)
     assert run_ending([found], 0.10) == (FAILED, [f"--fail-on-slower=10%: the gate's regressions (slower, surely, "
-                                                  f"and by more than half of it): {KEY.name} (1.20x)"])
-    assert run_ending([found], None) == (PASSED, [])  # without --fail-on-slower a SLOWER is said, and fails nothing
+                                                  f"and by more than half of it): {KEY.name} (1.20x)"], [])
+    assert run_ending([found], None) == (PASSED, [], [])  # without --fail-on-slower a SLOWER is said, and fails nothing
+
+
+GATE_NOT_MEASURED = "gate NOT MEASURED: no benchmark was timed on both versions: nothing measured on cpu (no GPU)"
 
 
 def test_a_gate_that_ends_not_measured_makes_the_comparison_not_measured_with_its_reason():
-    ending = "gate NOT MEASURED: no benchmark was timed on both versions: nothing measured on cpu (no GPU)"
-    found = cant_tell_comparison(fake_gate(NOT_MEASURED, [gate_row("skipped")], ending))
-    assert found.not_measured == f"--decide: the gate on the CAN'T TELL rows measured nothing to stand behind: {ending}"
-    assert run_ending([found], 0.10) == (NOT_MEASURED, [found.not_measured])
+    found = cant_tell_comparison(fake_gate(NOT_MEASURED, [gate_row("skipped")], GATE_NOT_MEASURED))
+    assert found.gate_not_measured == ("--decide: the gate on the CAN'T TELL rows measured nothing to stand behind: "
+                                       f"{GATE_NOT_MEASURED}")
+    assert found.not_measured is None  # the comparison's own verdicts count
+    assert run_ending([found], 0.10) == (NOT_MEASURED, [], [found.gate_not_measured])
+
+
+def test_a_slower_row_of_the_comparisons_own_fails_the_run_though_the_gate_measured_nothing_and_both_are_said():
+    slowed = "test_fssgd[numpy_lean-cpu-n1000]"
+    then = {**document([bench(WHILE_LOOP, info(spread(1.0, 0.3))),
+                        bench(slowed, {**info(spread(0.4, 0.01)), "solver": "numpy_lean"})]), "commit_info": COMMIT}
+    now = [bench(WHILE_LOOP, info(spread(1.3, 0.3))), bench(slowed, {**info(spread(0.6, 0.01)), "solver": "numpy_lean"})]
+    decide = partial(decided_by_gate, say=lambda line: None, commit_here=lambda commit: True,
+                     run_gate=fake_gate(NOT_MEASURED, [gate_row("skipped")], GATE_NOT_MEASURED))
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, decide=decide)
+    status, failures, unmeasured = run_ending([found], 0.10)
+    assert (status, failures) == (FAILED, ["--fail-on-slower=10%: slower by more than that: numpy_lean-cpu-n1000 "
+                                           "(1.50x)"])
+    assert unmeasured == [found.gate_not_measured] and GATE_NOT_MEASURED in found.gate_not_measured
+    ending = comparison_summary(status, failures, unmeasured, [found], []).splitlines()[0]
+    assert ending == (f"**--benchmark-compare FAILED**: {failures[0]}; NOT MEASURED: {unmeasured[0]} "
+                      f"({COMPARISON_EXITS[FAILED]})")
+    assert run_ending([found], None) == (NOT_MEASURED, [], unmeasured)  # without --fail-on-slower a SLOWER fails nothing
 
 
 def test_a_gate_that_cannot_start_or_writes_no_report_makes_the_comparison_not_measured():
     def cannot_start(command, say):
         raise FileNotFoundError("no such interpreter")
 
-    assert cant_tell_comparison(cannot_start).not_measured == "--decide: the gate cannot start: no such interpreter"
+    assert cant_tell_comparison(cannot_start).gate_not_measured == "--decide: the gate cannot start: no such interpreter"
     said_only = cant_tell_comparison(lambda command, say: (NOT_MEASURED, "gate NOT MEASURED: the baseline cannot start"))
-    assert said_only.not_measured.endswith("measured nothing to stand behind: gate NOT MEASURED: the baseline cannot "
+    assert said_only.gate_not_measured.endswith("measured nothing to stand behind: gate NOT MEASURED: the baseline cannot "
                                            "start")
 
 
@@ -151,3 +176,36 @@ def test_a_comparison_whose_verdicts_do_not_count_runs_no_gate():
     found = comparison(then, "0001_run.json", {**FSSGD, "numpy": "2.3.0"}, [bench(WHILE_LOOP, info(spread(1.3, 0.3)))],
                        0.10, decide=decide)
     assert calls == [] and found.not_measured.startswith("not like with like")
+
+
+def test_end_to_end_decide_hands_a_cant_tell_row_to_the_real_gate_and_takes_its_verdict(run_perf, pytester,
+                                                                                      monkeypatch):
+    # A shrunk run saved as if made at HEAD, its one judged row spread so wide the comparison cannot tell; then the same
+    # run slowed 3x by FSSGD_SLOWDOWN, which --decide hands the gate as --candidate-slowdown: the real gate (HEAD in a
+    # worktree against the working tree, its --json read back) must find the regression, and --fail-on-slower fail it.
+    monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the wiring, not the figures
+    selection = ("--solvers", "numpy_loop,numpy_lean", "--devices", "cpu", "-k", "not n100000",
+                 "--cpu-affinity", "quiet")
+    run_perf(*selection, "--benchmark-autosave", modules=["test_fssgd.py"]).assert_outcomes(passed=2)
+    [saved] = pytester.path.glob(".benchmarks/*/*/0001_*.json")
+    run = json.loads(saved.read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    run["commit_info"] = {**run["commit_info"], "id": head.stdout.strip(), "dirty": False}
+    for entry in run["benchmarks"]:
+        if entry["extra_info"]["solver"] == "numpy_lean":  # 3x, as now, but too spread to tell
+            medians = entry["extra_info"]["trial_medians_s"]
+            entry["extra_info"]["trial_medians_s"] = [3 * factor * median for factor, median in
+                                                      zip([0.5, 0.8, 1.0, 1.25, 2.0], medians, strict=True)]
+    saved.write_text(json.dumps(run))
+    monkeypatch.setenv("FSSGD_SLOWDOWN", "numpy_lean=3")
+    result = run_perf(*selection, "--benchmark-compare", "--fail-on-slower=10%", "--decide", modules=["test_fssgd.py"])
+    output = result.stdout.str()
+    assert result.ret == FAILED, output[-4000:]
+    result.stdout.fnmatch_lines([
+        f"fssgd-bench: --decide: the gate times {head.stdout[:10]} beside the working tree for the 1 CAN'T TELL row*"
+        "--benchmarks numpy_lean-cpu-n1000 *--candidate-slowdown numpy_lean=3",
+        "gate FAILED: 1 regression",
+        "decided by the gate: numpy_lean-cpu-n1000 SLOWER (gate ratio *",
+        "fssgd-bench: FAILED --fail-on-slower=10%: the gate's regressions (slower, surely, and by more than half of "
+        "it): numpy_lean-cpu-n1000 (*x)",
+    ])

@@ -125,11 +125,12 @@ def test_a_gate_that_measured_nothing_on_a_device_still_writes_what_it_could_not
     assert any(line.startswith("- SKIPPED (numpy_lean does not run on gpu)") for line in lines)
 
 
-def test_a_gate_that_cannot_start_writes_its_summary_saying_what_it_could_not_measure(monkeypatch, tmp_path, capsys):
+def test_a_revision_that_does_not_exist_writes_its_summary_as_the_usage_error_it_is(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv(SUMMARY_VARIABLE, str(tmp_path / "page.md"))
     assert main(["no-such-revision", "--solvers", "numpy_lean", "--sizes", "1000"]) == USAGE_ERROR
     lines = (tmp_path / "page.md").read_text().splitlines()
-    assert lines[0].startswith("**gate NOT MEASURED: 'no-such-revision' is neither a git revision of this repository")
+    # Exit 2 is a mistake in the command, not NOT MEASURED (exit 10): the summary says which.
+    assert lines[0].startswith("**gate usage error: 'no-such-revision' is neither a git revision of this repository")
     assert lines[0].endswith("(exit 2: a usage error, reported before anything was timed)")
     assert "Nothing was timed: the gate could not measure solvers numpy_lean on cpu at n = 1,000." in lines
     assert "<details>" not in "\n".join(lines)
@@ -144,7 +145,7 @@ def test_a_mistake_in_the_command_is_a_usage_error_that_still_writes_its_summary
     assert stopped.value.code == USAGE_ERROR and not started
     assert "--devices: 'cpuu' is not a list of cpu, gpu" in capsys.readouterr().err
     lines = summary.read_text().splitlines()
-    assert lines[0] == ("**gate NOT MEASURED: --devices: 'cpuu' is not a list of cpu, gpu** (exit 2: a usage error, "
+    assert lines[0] == ("**gate usage error: --devices: 'cpuu' is not a list of cpu, gpu** (exit 2: a usage error, "
                         "reported before anything was timed)")
     assert "Replay it locally: `python -m perf.gate . . --devices cpuu`" in lines
 
@@ -173,11 +174,11 @@ def test_a_comparisons_summary_gives_its_ending_its_verdict_table_then_the_answe
     now = [bench("test_fssgd[tf1_while_loop-cpu-n1000]", info(spread(1.5))),
            bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})]
     found = comparison(then, "0001_run.json", FSSGD, now, 0.10)
-    status, reasons = run_ending([found], 0.10)
-    lines = comparison_summary(status, reasons, [found], ["Per step, the answer.", "  numpy_lean  1.0"]).splitlines()
+    lines = comparison_summary(*run_ending([found], 0.10), [found],
+                               ["Per step, the answer.", "  numpy_lean  1.0"]).splitlines()
     assert lines[0] == ("**--benchmark-compare FAILED**: --fail-on-slower=10%: slower by more than that: "
-                        "tf1_while_loop-cpu-n1000 (1.50x) (exit 1: slower past --fail-on-slower, or an error the gate "
-                        "found under --decide)")
+                        "tf1_while_loop-cpu-n1000 (1.50x) (exit 1: slower past --fail-on-slower, an error the gate "
+                        "found under --decide, a failed test or pytest-benchmark's --benchmark-compare-fail)")
     assert lines[2].startswith("Against 0001_run.json: per benchmark, × numpy_loop then and now")
     table = lines.index("| benchmark | then | now | change (interval) | verdict |")
     assert lines[table + 2].startswith("| `tf1_while_loop-cpu-n1000` | 1 | 1.5 | 1.500 (") and lines[table + 2].endswith(
@@ -191,8 +192,7 @@ def test_a_comparisons_summary_gives_its_ending_its_verdict_table_then_the_answe
 
 
 def test_a_comparison_that_loaded_no_saved_run_says_so_first():
-    status, reasons = run_ending([], None)
-    assert comparison_summary(status, reasons, [], []).splitlines() == [
+    assert comparison_summary(*run_ending([], None), [], []).splitlines() == [
         "**--benchmark-compare NOT MEASURED**: --benchmark-compare: pytest-benchmark loaded no saved run to compare "
         "with (exit 10: it could not judge what it was asked, which is never a pass)"]
 
@@ -207,8 +207,7 @@ def comparison_example(solvers=("numpy_loop", "tf1_feed_dict", "tf1_while_loop")
     benchmarks = [entry for entry in now["benchmarks"] if entry["extra_info"].get("solver") in solvers]
     fssgd = now["machine_info"]["fssgd"]
     found = comparison(then, "run-00.json", fssgd, benchmarks, 0.10)
-    status, reasons = run_ending([found], None)
-    return comparison_summary(status, reasons, [found], summary_lines(benchmarks, setting(fssgd), free_on(fssgd)))
+    return comparison_summary(*run_ending([found], None), [found], summary_lines(benchmarks, setting(fssgd), free_on(fssgd)))
 
 
 @pytest.mark.parametrize("doc, example", [

@@ -131,7 +131,7 @@ class GateParser(argparse.ArgumentParser):
     def error(self, message):
         if self.summary_report:
             report, path = self.summary_report
-            summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.NOT_MEASURED}: {message}"}, path)
+            summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
         super().error(message)
 
 
@@ -243,7 +243,7 @@ def main(argv=None) -> int:
                                         seed + 1, say)
     except GateUsageError as error:
         print(f"python -m perf.gate: error: {error}", file=sys.stderr)
-        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.NOT_MEASURED}: {error}"},
+        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {error}"},
                           options.summary)
     except (GateError, WorkerStopped) as error:
         print(f"gate {words.NOT_MEASURED}: {error}")

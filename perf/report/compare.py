@@ -74,13 +74,16 @@ def environment_line(then: dict, now: dict) -> str | None:
 @dataclass(frozen=True)
 class Comparison:
     """This run against a saved one, as the terminal says it: its lines, the benchmarks judged SLOWER, why it
-    measured nothing it could stand behind (None where it did), and why it failed whatever --fail-on-slower says (the
-    gate that decided its CAN'T TELL rows found an error; None where nothing did)."""
+    measured nothing it could stand behind (None where it did), why it failed whatever --fail-on-slower says (the
+    gate that decided its CAN'T TELL rows found an error; None where nothing did), and why that gate measured nothing
+    to stand behind (None where it did, or ran none): its rows stay CAN'T TELL, and the comparison's own verdicts
+    still count."""
 
     lines: list[str]
     slower: list[Compared]
     not_measured: str | None = None
     failed: str | None = None
+    gate_not_measured: str | None = None
     results: tuple = ()  # every verdict, as the gate decided it under --decide: the table in lines, for Markdown
     table_lines: tuple[int, int] | None = None  # where that table stands in lines, (first, past the last); None: none
 
@@ -184,7 +187,7 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     slower = [result for result in results if result.verdict == words.SLOWER]
     table = {"results": tuple(results), "table_lines": (before, after)}
     if decision:
-        return Comparison(lines, slower, decision.not_measured, decision.failed, **table)
+        return Comparison(lines, slower, None, decision.failed, decision.not_measured, **table)
     return Comparison(lines, slower, why_not, **table)
 
 
@@ -201,14 +204,16 @@ def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], device
     return None, []
 
 
-def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple[int, list[str]]:
-    """How the comparisons end the run: NOT MEASURED and why (none loaded, or one that could not judge); FAILED and
-    why (an error the gate found under --decide, a SLOWER under --fail-on-slower, the gate's SLOWER rows alike); else
-    PASSED."""
+def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple[int, list[str], list[str]]:
+    """How the comparisons end the run: its status, why it failed, and why what was asked was not measured. NOT
+    MEASURED where none was loaded or one could not judge (its verdicts count neither way). FAILED on an error the gate
+    found under --decide, or a SLOWER under --fail-on-slower (the gate's SLOWER rows alike), whatever the gate did with
+    the other rows: a gate that measured nothing leaves its rows CAN'T TELL and takes nothing from the SLOWER rows the
+    comparison found itself; both are said. NOT MEASURED where that gate is all there is to say; else PASSED."""
     if not endings:
-        return NOT_MEASURED, ["--benchmark-compare: pytest-benchmark loaded no saved run to compare with"]
+        return NOT_MEASURED, [], ["--benchmark-compare: pytest-benchmark loaded no saved run to compare with"]
     if why := next((found.not_measured for found in endings if found.not_measured), None):
-        return NOT_MEASURED, [why]
+        return NOT_MEASURED, [], [why]
     failures = [f"--decide: {found.failed}" for found in endings if found.failed]
     slower = [result for found in endings for result in found.slower]
     if fail_on_slower and slower:
@@ -219,4 +224,5 @@ def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple
                                   if result.by_gate == by_gate):
                 said.append(f"{what}: {names}")
         failures.append(f"--fail-on-slower={fail_on_slower:.0%}: {'; '.join(said)}")
-    return (FAILED, failures) if failures else (PASSED, [])
+    undecided = [found.gate_not_measured for found in endings if found.gate_not_measured]
+    return (FAILED if failures else NOT_MEASURED if undecided else PASSED), failures, undecided

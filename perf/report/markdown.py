@@ -203,7 +203,8 @@ GATE_EXITS = {PASSED: "exit 0: no confirmed regression, repeated error or lost b
               NOT_MEASURED: "exit 10: it could not measure what it was asked, which is never a pass",
               2: "exit 2: a usage error, reported before anything was timed"}  # argparse's, the gate's usage error
 COMPARISON_EXITS = {PASSED: "exit 0: nothing it stands behind failed",
-                    FAILED: "exit 1: slower past --fail-on-slower, or an error the gate found under --decide",
+                    FAILED: "exit 1: slower past --fail-on-slower, an error the gate found under --decide, a failed "
+                            "test or pytest-benchmark's --benchmark-compare-fail",
                     NOT_MEASURED: "exit 10: it could not judge what it was asked, which is never a pass"}
 # Above the full verdict table a page stays short whatever fails: the rest is in the table.
 MOST_FLAGGED, MOST_UNMEASURED = 12, 8
@@ -319,12 +320,17 @@ def gate_summary(report: dict) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def comparison_summary(status: int, reasons: list[str], comparisons: list, answer: list[str]) -> str:
-    """A comparison of saved runs' summary: its ending and exit status first, each comparison's verdict table with
-    its lines (perf/report/compare.py: a Comparison), then this run's answer as the terminal prints it."""
-    word = {PASSED: words.PASSED, FAILED: words.FAILED}.get(status, words.NOT_MEASURED)
-    said = "; ".join(reasons)
-    lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({COMPARISON_EXITS[status]})", ""]
+def comparison_summary(status: int, failures: list[str], unmeasured: list[str], comparisons: list,
+                       answer: list[str]) -> str:
+    """A comparison of saved runs' summary: its ending and exit status first, with why it failed and why what was
+    asked was not measured (perf/report/compare.py, run_ending: a run may fail and leave rows unmeasured), each
+    comparison's verdict table with its lines (a Comparison), then this run's answer as the terminal prints it."""
+    # The status is pytest's, which may be one of its own (an interruption, an internal error): said as it is.
+    word = {PASSED: words.PASSED, FAILED: words.FAILED, NOT_MEASURED: words.NOT_MEASURED}.get(status, "ended")
+    said = "; ".join(failures + [why if status == NOT_MEASURED else f"{words.NOT_MEASURED}: {why}"
+                                 for why in unmeasured])
+    exit_said = COMPARISON_EXITS.get(status, f"exit {status}: pytest's own status")
+    lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({exit_said})", ""]
     for found in comparisons:
         first, past = found.table_lines or (len(found.lines), len(found.lines))
         before, after = found.lines[:first], found.lines[past:]
