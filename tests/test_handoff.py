@@ -152,6 +152,43 @@ def test_a_free_run_gains_the_hand_off_in_its_step_and_its_answer_and_a_one_cpu_
         in capsys.readouterr().err
 
 
+TODAYS_WORKERS = {"worker_processes": "one framework each",
+                  "malloc_settings": {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "67108864"}}
+
+
+def test_a_study_applies_only_to_runs_whose_workers_ran_as_its_own(tmp_path, capsys):
+    said = "TensorFlow's larger thread pools, not a crossing between CPUs"
+    before = read_handoff(saved_study(tmp_path / "before"))  # saved before its workers were recorded, as the committed
+    today = run_like(tmp_path, "today.json", **LIKE_THE_STUDY, **TODAYS_WORKERS)
+    assert said not in " ".join(answer_lines(load_run(today), before))
+    assert said in " ".join(answer_lines(load_run(run_like(tmp_path, "then.json", **LIKE_THE_STUDY)), before))
+    assert report([str(today), "--out", str(tmp_path / "report"), "--no-plots", "--handoff",
+                   str(tmp_path / "before")]) == 0
+    assert (f"note: {today}: no free − one CPU from {tmp_path / 'before'}: its worker processes: one framework each, "
+            "the study's: every selected framework in each; what a step costs moves with how the workers ran"
+            in capsys.readouterr().err)
+    # A study that records today's workers applies to a run like them, and to none that ran otherwise.
+    study = json.loads((tmp_path / "before" / "handoff.json").read_text())
+    (tmp_path / "today").mkdir()
+    (tmp_path / "today" / "handoff.json").write_text(json.dumps({**study, **TODAYS_WORKERS}))
+    now = read_handoff(tmp_path / "today")
+    assert said in " ".join(answer_lines(load_run(today), now))
+    for unlike in ({"worker_processes": None}, {"malloc_settings": {**TODAYS_WORKERS["malloc_settings"],
+                                                                    "MALLOC_TRIM_THRESHOLD_": "131072"}}):
+        other = run_like(tmp_path, "other.json", **{**LIKE_THE_STUDY, **TODAYS_WORKERS, **unlike})
+        assert said not in " ".join(answer_lines(load_run(other), now)), unlike
+
+
+def test_the_studys_figures_carry_how_its_workers_ran_where_it_recorded_it(tmp_path):
+    saved_study(tmp_path / "study")
+    assert not set(TODAYS_WORKERS) & set(json.loads((tmp_path / "study" / "handoff.json").read_text()))
+    passes = json.loads((tmp_path / "study" / "passes.json").read_text())
+    (tmp_path / "study" / "passes.json").write_text(json.dumps({**passes, **TODAYS_WORKERS}))
+    handoff.written(tmp_path / "study")
+    recorded = json.loads((tmp_path / "study" / "handoff.json").read_text())
+    assert {key: recorded[key] for key in TODAYS_WORKERS} == TODAYS_WORKERS
+
+
 def test_a_missing_or_foreign_study_is_an_error_that_says_how_to_make_one(tmp_path, capsys):
     with pytest.raises(HandoffError, match="python -m perf.research.handoff --out"):
         read_handoff(tmp_path)
@@ -206,3 +243,8 @@ def test_end_to_end_free_and_one_cpu_are_timed_in_the_same_passes(tmp_path):
         assert [len(measured["round_s"][label]) for label in handoff.labels(free_count)] == [2] * 6, name
     study = read_handoff(out)
     assert all(study.at(n) for n in (1000, 100_000))
+    # Its workers recorded as a run made now records its own, so that the study applies to such runs alone.
+    from perf.measure.environment import describe
+
+    run = describe("quick")
+    assert {key: study.study[key] for key in TODAYS_WORKERS} == {key: run[key] for key in TODAYS_WORKERS}

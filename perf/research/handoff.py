@@ -32,7 +32,8 @@ from perf import gate
 from perf.judge.statistics import t_interval
 from perf.measure import Key, cpus
 from perf.measure.profiles import PROFILES
-from perf.measure.worker import ROOT, Version, WorkerStopped
+from perf.measure.worker import ROOT, Version, WorkerStopped, malloc_settings
+from perf.measure.workers import WORKER_PROCESSES
 from perf.report.analysis import REFERENCE_SOLVER, STEP_PARTS, WHOLE_STEP
 from perf.report.handoff import attribution
 from perf.report.tables import markdown, with_interval
@@ -193,6 +194,8 @@ def report_figures(found: dict, saved: dict, folder: Path) -> dict:
 
     return {"study": "perf.research.handoff", "folder": str(folder),
             **{key: saved[key] for key in ("command", "date", "cpu", "cpus", "commit", "one_cpu", "free_threads")},
+            # How its workers ran, as a run records it (perf/report/handoff.py unlike); absent in a study saved before.
+            **{key: saved[key] for key in ("worker_processes", "malloc_settings") if key in saved},
             "confidence": RELEASE_CONFIDENCE,
             "sizes": {str(n): {"solver": WHOLE_STEP, "free_us": kept(cells[label(FREE, DEFAULT_THREADS)]),
                                "one_cpu_us": kept(cells[label(ONE_CPU, DEFAULT_THREADS)]),
@@ -275,7 +278,8 @@ def main(argv=None) -> int:
                 command=f"python -m perf.research.handoff --passes {options.passes} --cpu {cpu} --seed {seed}"
                         + ("" if names == list(SOLVERS) else f" --solvers {','.join(names)}"),
                 commit=commit(), seed=seed, passes=options.passes, one_cpu=cpu, cpus=len(may_use),
-                free_threads=free_count, pools=pools,
+                free_threads=free_count, pools=pools, worker_processes=WORKER_PROCESSES,
+                malloc_settings=malloc_settings(),
                 versions=[{"label": version.label, "env": dict(version.env)} for version in chosen])
     print(f"handoff: {', '.join(str(path) for path in written(options.out))}")
     return 0
