@@ -201,8 +201,8 @@ def test_the_jax_process_never_imports_torch_nor_the_torch_process_jax(tmp_path,
 MMAPPED = """
 import ctypes
 class Mallinfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
 libc = ctypes.CDLL(None)
 libc.mallinfo2.restype, libc.malloc.restype = Mallinfo2, ctypes.c_void_p
 before = libc.mallinfo2().hblks
