@@ -1,8 +1,10 @@
 """--cpu-affinity: the CPU list parsed and checked, the workers pinned to it, and pinned runs kept apart from free ones."""
 
+import itertools
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -60,10 +62,43 @@ def test_the_quiet_cpu_is_the_one_the_disks_interrupts_avoid_else_the_last():
     assert cpus.disk_interrupts("") == {}
 
 
-def test_quiet_names_the_quiet_cpu_wherever_a_cpu_list_is_taken(two_cpus, monkeypatch):
+@pytest.fixture
+def new_run():
+    """A run that has not chosen its quiet CPU yet, as a fresh process starts."""
+    cpus.chosen_quiet_cpu.cache_clear()
+    yield
+    cpus.chosen_quiet_cpu.cache_clear()
+
+
+def test_quiet_names_the_quiet_cpu_wherever_a_cpu_list_is_taken(two_cpus, new_run, monkeypatch):
     monkeypatch.setattr(cpus, "disk_interrupts", lambda text=None: {1: 40255})
     assert cpus.cpu_list("quiet") == (0,)
     assert cpus.affinity_argument(" quiet ") == (0,)
+
+
+def test_a_run_chooses_its_quiet_cpu_once_and_times_every_pass_and_reports_on_it(two_cpus, new_run, monkeypatch):
+    from perf.gate import interleave
+
+    # Near a tie: each read of /proc/interrupts finds the disk's latest interrupt on the CPU that was the quiet one.
+    readings = itertools.cycle([{0: 10, 1: 11}, {0: 12, 1: 11}])
+    monkeypatch.setattr(cpus, "disk_interrupts", lambda text=None: next(readings))
+    monkeypatch.delenv(cpus.AFFINITY_VARIABLE, raising=False)  # the gate's default: the quiet CPU
+    timed_on = []
+
+    class Workers:
+        def __init__(self, version, threads, preload, affinity, import_cpus):
+            timed_on.append(affinity)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(interleave, "Workers", Workers)
+    versions = [SimpleNamespace(label="baseline"), SimpleNamespace(label="candidate")]
+    for pass_index in range(3):
+        with interleave.started_for_pass(versions, 1, pass_index):
+            pass
+    assert timed_on == [(0,)] * 6 and interleave.gate_affinity() == (0,)  # its report names where it timed
+    assert cpus.affinity_argument("quiet") == (0,)  # the suite's option, which pytest parses more than once
 
 
 def test_a_platform_that_cannot_pin_refuses_rather_than_running_free(monkeypatch):

@@ -63,18 +63,18 @@ class InductorError(BackendCompilerFailed):
     """torch._inductor.exc.InductorError, which repeats the inner error's class and message as its own message."""
 
 
-def chained(error: BaseException, cause=None, context=None) -> BaseException:
-    error.__cause__, error.__context__ = cause, context
+def chained(error: BaseException, cause=None, context=None, hidden=False) -> BaseException:
+    """error as Python raises it: `raise error from cause`, or while context was handled; hidden: `from None`."""
+    error.__cause__, error.__context__, error.__suppress_context__ = cause, context, cause is not None or hidden
     return error
 
 
 @pytest.mark.parametrize("message", [
     "Failed copying input tensor from /job:localhost/replica:0/task:0/device:CPU:0 to "
     "/job:localhost/replica:0/task:0/device:GPU:0 in order to run _EagerConst: Dst tensor is not initialized.",
-    "Blas GEMM launch failed : a.shape=(1000, 1), b.shape=(1, 1), m=1000, n=1, k=1\n\t [[{{node MatMul}}]]",
-    "Blas xGEMMBatched launch failed : a.shape=[5,2,3], b.shape=[5,3,810000], m=2, n=810000, k=3, batch_size=5",
+    "Blas GEMM launch failed : a.shape=(1000, 1), b.shape=(1, 1), m=1000, n=1, k=1\n\t [[{{node MatMul}} = "
+    "MatMul[T=DT_FLOAT, _device=\"/job:localhost/replica:0/task:0/device:GPU:0\"](X, W)]]",
     "failed to allocate 3.81G (4087755776 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
-    "Failed to allocate memory for the batch of component 0",
     "failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: "
     "CUDA_ERROR_OUT_OF_MEMORY; total memory reported: 0",
 ])
@@ -92,13 +92,36 @@ def test_a_tensorflow_internal_error_that_says_no_allocation_failed_stays_other(
     assert not gpu.is_out_of_memory(InternalError(message))
 
 
+@pytest.mark.parametrize("message", [
+    "Failed to allocate memory for the batch of component 0",  # tf.data's, in the host's memory
+    "Blas GEMM launch failed : a.shape=(1000, 1), b.shape=(1, 1), m=1000, n=1, k=1 [Op:MatMul]",
+    "Blas xGEMMBatched launch failed : a.shape=[5,2,3], b.shape=[5,3,810000], m=2, n=810000, k=3, batch_size=5",
+])
+def test_a_failed_allocation_whose_message_names_no_gpu_is_not_the_gpus(message):
+    assert not gpu.is_out_of_memory(InternalError(message))
+
+
+def test_an_error_raised_while_an_out_of_memory_error_was_handled_is_its_own():
+    out_of_memory = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert not gpu.is_out_of_memory(chained(KeyError("w"), context=out_of_memory))  # a bug in the handler
+    assert gpu.is_out_of_memory(chained(RuntimeError("wrapped"), cause=out_of_memory))  # raise ... from
+    assert gpu.is_out_of_memory(chained(RuntimeError("wrapped"), context=out_of_memory, hidden=True))  # from None
+
+
+def test_only_a_gpu_trials_error_is_told_out_of_memory(monkeypatch):
+    monkeypatch.setattr(gpu, "nvidia_smi", lambda *arguments: "")
+    error = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert gpu.out_of_memory(error, "cpu") is None
+    assert gpu.out_of_memory(error, "gpu").startswith("out of memory: OutOfMemoryError: CUDA out of memory.")
+
+
 def test_torch_compiles_wrapped_out_of_memory_error_is_found_by_its_chain_or_its_message():
     out_of_memory = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
                                      "79.19 GiB of which 1.06 GiB is free.\nmore")
     # The chain alone: the wrapper's own message says nothing of memory.
     assert gpu.is_out_of_memory(chained(BackendCompilerFailed("backend='inductor' raised: see above"), out_of_memory))
-    assert gpu.is_out_of_memory(chained(InductorError("see above"), context=out_of_memory))
-    assert gpu.is_out_of_memory(chained(RuntimeError("a"), context=chained(InductorError("b"), out_of_memory)))
+    assert gpu.is_out_of_memory(chained(InductorError("see above"), context=out_of_memory, hidden=True))
+    assert gpu.is_out_of_memory(chained(RuntimeError("a"), cause=chained(InductorError("b"), out_of_memory)))
     assert not gpu.is_out_of_memory(BackendCompilerFailed("backend='inductor' raised: see above"))
     assert not gpu.is_out_of_memory(chained(InductorError("b"), RuntimeError("CUDA error: an illegal memory access")))
     # The message alone, as torch.compile words it, where the original did not travel with it.
@@ -123,10 +146,10 @@ def within_a_second():
 
 def test_a_chain_that_loops_is_walked_once(within_a_second):
     first, second = RuntimeError("first"), RuntimeError("second")
-    chained(first, context=second), chained(second, cause=first)
+    chained(first, context=second, hidden=True), chained(second, cause=first)
     assert not gpu.is_out_of_memory(first)
-    out_of_memory = chained(OutOfMemoryError("CUDA out of memory."), context=first)
-    chained(second, cause=first, context=out_of_memory)
+    out_of_memory = chained(OutOfMemoryError("CUDA out of memory."), context=first, hidden=True)
+    chained(second, cause=out_of_memory)
     assert gpu.is_out_of_memory(first) and gpu.out_of_memory_cause(first) is out_of_memory
 
 

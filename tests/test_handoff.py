@@ -46,8 +46,15 @@ def outcomes(n=1000, step_us=STEP_US):
     return paired_outcomes(step_us, LABELS, n=n)
 
 
-def saved_study(folder, sizes=(1000,), step_us=STEP_US):
-    """A study's passes.json as main writes it, from the outcomes above, and its README and handoff.json."""
+TODAYS_WORKERS = {"worker_processes": "one framework each",
+                  "malloc_settings": {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "67108864"}}
+# What a run saved before its workers were recorded says of them: nothing (the committed full run records today's).
+EARLIER_WORKERS = {"worker_processes": None, "malloc_settings": None}
+
+
+def saved_study(folder, sizes=(1000,), step_us=STEP_US, workers=None):
+    """A study's passes.json as main writes it, from the outcomes above, and its README and handoff.json; workers:
+    how its workers ran, as a study made now records it (none: one saved before it recorded them)."""
     from perf.research.releases import saved_form
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -55,7 +62,7 @@ def saved_study(folder, sizes=(1000,), step_us=STEP_US):
         "command": "python -m perf.research.handoff --passes 3 --cpu 1 --seed 1", "date": "2026-12-06",
         "cpu": "Test CPU", "cpus": 2, "commit": "abc1234", "seed": 1, "passes": 3, "one_cpu": 1, "free_threads": 2,
         "pools": {name: {"cpus": 1 if "one" in name else 2, "inter_op_threads": 1} for name in LABELS},
-        "wall_s": 60.0, "versions": [],
+        "wall_s": 60.0, "versions": [], **(workers or {}),
         "benchmarks": saved_form([outcome for n in sizes for outcome in outcomes(n, step_us)])}))
     handoff.written(folder)
     return folder
@@ -124,9 +131,11 @@ def test_the_study_writes_its_tables_and_the_figures_the_report_reads(tmp_path):
 
 
 def run_like(folder, name, **fssgd):
-    """The committed full run, as if made with these settings (machine_info.fssgd)."""
+    """The committed full run, as if made with these settings (machine_info.fssgd; None: not recorded)."""
     document = json.loads(FULL_RUN.read_text())
     document["machine_info"]["fssgd"].update(fssgd)
+    for key in [key for key, value in fssgd.items() if value is None]:  # None: a run that did not record it
+        del document["machine_info"]["fssgd"][key]
     (folder / name).write_text(json.dumps(document))
     return folder / name
 
@@ -135,7 +144,7 @@ LIKE_THE_STUDY = {"cpu_affinity": "free", "threads": 0, "cpu_model": "Test CPU",
 
 
 def test_a_free_run_gains_the_hand_off_in_its_step_and_its_answer_and_a_one_cpu_run_does_not(tmp_path, capsys):
-    study = read_handoff(saved_study(tmp_path / "study"))
+    study = read_handoff(saved_study(tmp_path / "study", workers=TODAYS_WORKERS))
     free = run_like(tmp_path, "free.json", **LIKE_THE_STUDY)
     said = "TensorFlow's larger thread pools, not a crossing between CPUs"
     assert said in " ".join(answer_lines(load_run(free), study))
@@ -155,6 +164,40 @@ def test_a_free_run_gains_the_hand_off_in_its_step_and_its_answer_and_a_one_cpu_
     assert said in page.read_text()
     assert f"note: {pinned}: no free − one CPU from {tmp_path / 'study'}: its workers ran on CPUs 1, not free" \
         in capsys.readouterr().err
+
+
+def test_a_study_applies_only_to_runs_whose_workers_ran_as_its_own(tmp_path, capsys):
+    said = "TensorFlow's larger thread pools, not a crossing between CPUs"
+    before = read_handoff(saved_study(tmp_path / "before"))  # saved before its workers were recorded, as the committed
+    today = run_like(tmp_path, "today.json", **LIKE_THE_STUDY, **TODAYS_WORKERS)
+    assert said not in " ".join(answer_lines(load_run(today), before))
+    then = run_like(tmp_path, "then.json", **LIKE_THE_STUDY, **EARLIER_WORKERS)
+    assert said in " ".join(answer_lines(load_run(then), before))
+    assert report([str(today), "--out", str(tmp_path / "report"), "--no-plots", "--handoff",
+                   str(tmp_path / "before")]) == 0
+    assert (f"note: {today}: no free − one CPU from {tmp_path / 'before'}: its worker processes: one framework each, "
+            "the study's: every selected framework in each; what a step costs moves with how the workers ran"
+            in capsys.readouterr().err)
+    # A study that records today's workers applies to a run like them, and to none that ran otherwise.
+    study = json.loads((tmp_path / "before" / "handoff.json").read_text())
+    (tmp_path / "today").mkdir()
+    (tmp_path / "today" / "handoff.json").write_text(json.dumps({**study, **TODAYS_WORKERS}))
+    now = read_handoff(tmp_path / "today")
+    assert said in " ".join(answer_lines(load_run(today), now))
+    for unlike in ({"worker_processes": None}, {"malloc_settings": {**TODAYS_WORKERS["malloc_settings"],
+                                                                    "MALLOC_TRIM_THRESHOLD_": "131072"}}):
+        other = run_like(tmp_path, "other.json", **{**LIKE_THE_STUDY, **TODAYS_WORKERS, **unlike})
+        assert said not in " ".join(answer_lines(load_run(other), now)), unlike
+
+
+def test_the_studys_figures_carry_how_its_workers_ran_where_it_recorded_it(tmp_path):
+    saved_study(tmp_path / "study")
+    assert not set(TODAYS_WORKERS) & set(json.loads((tmp_path / "study" / "handoff.json").read_text()))
+    passes = json.loads((tmp_path / "study" / "passes.json").read_text())
+    (tmp_path / "study" / "passes.json").write_text(json.dumps({**passes, **TODAYS_WORKERS}))
+    handoff.written(tmp_path / "study")
+    recorded = json.loads((tmp_path / "study" / "handoff.json").read_text())
+    assert {key: recorded[key] for key in TODAYS_WORKERS} == TODAYS_WORKERS
 
 
 def test_a_missing_or_foreign_study_is_an_error_that_says_how_to_make_one(tmp_path, capsys):
@@ -211,17 +254,8 @@ def test_end_to_end_free_and_one_cpu_are_timed_in_the_same_passes(tmp_path):
         assert [len(measured["round_s"][label]) for label in handoff.labels(free_count)] == [2] * 6, name
     study = read_handoff(out)
     assert all(study.at(n) for n in (1000, 100_000))
+    # Its workers recorded as a run made now records its own, so that the study applies to such runs alone.
+    from perf.measure.environment import describe
 
-
-def test_the_study_carries_what_its_workers_were_into_what_the_report_reads(tmp_path):
-    # A study made before a process per framework and the fixed malloc thresholds recorded neither: None says so.
-    earlier = json.loads((saved_study(tmp_path / "earlier") / "handoff.json").read_text())
-    assert earlier["worker_processes"] is None and earlier["malloc_settings"] is None
-    folder = saved_study(tmp_path / "today")
-    saved = json.loads((folder / "passes.json").read_text())
-    settings = {"MALLOC_MMAP_THRESHOLD_": "33554432"}
-    (folder / "passes.json").write_text(json.dumps({**saved, "worker_processes": "one framework each",
-                                                    "malloc_settings": settings}))
-    handoff.written(folder)
-    study = json.loads((folder / "handoff.json").read_text())
-    assert study["worker_processes"] == "one framework each" and study["malloc_settings"] == settings
+    run = describe("quick")
+    assert {key: study.study[key] for key in TODAYS_WORKERS} == {key: run[key] for key in TODAYS_WORKERS}

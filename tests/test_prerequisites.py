@@ -1,6 +1,7 @@
 """What cannot run on a GPU, said before timing (solvers/packages.py, solvers/nvidia.py, solvers/prerequisites.py): each
 reason, on the CPU, with the driver, PyTorch, JAX, the compiler, Python's headers and ldconfig faked."""
 
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -183,18 +184,34 @@ def test_jaxs_cuda_backend_that_failed_to_start_is_told_apart_from_no_gpu(driver
     assert packages.gpu_unavailable_reason("jax") == f"JAX's CUDA backend failed to start: {CUDNN}"
 
 
+@pytest.fixture
+def fresh_machine(tmp_path, monkeypatch):
+    """What a fresh Python process started from here finds, whatever this host has: NVIDIA driver 580.65.06 (an
+    nvidia-smi on PATH), and a stand-in JAX with a CUDA 12 plugin that sees no GPU (on PYTHONPATH)."""
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    executable(folder / "nvidia-smi", "#!/bin/sh\necho 580.65.06\n")
+    (folder / "jax_cuda12_plugin.py").write_text("")
+    (folder / "jax.py").write_text(f"__version__ = '0.0.0+stand-in'\n\ndef devices(kind):\n"
+                                   f"    raise RuntimeError({str(UNKNOWN_GPU)!r})\n")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(folder), os.environ["PATH"]]))
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    packages.asked_alone.cache_clear()
+    yield
+    packages.asked_alone.cache_clear()
+
+
 @pytest.mark.parametrize("first", ["torch", "tensorflow"])
 def test_where_another_framework_is_loaded_a_fresh_process_that_imports_this_one_alone_answers(driver, fake_jax,
-                                                                                             monkeypatch, first):
+                                                                                             monkeypatch, first,
+                                                                                             fresh_machine):
     """As in the pytest process, which asks for every selected solver: PyTorch loaded first would leave JAX unable to
     start its CUDA backend here, where its own worker could."""
     driver("580.65.06")
     fake_jax()  # here, JAX would see a GPU
     monkeypatch.setitem(sys.modules, first, SimpleNamespace())
-    packages.asked_alone.cache_clear()
-    # The fresh process finds no driver on this machine: its answer, not this process's.
-    assert packages.gpu_unavailable_reason("jax") == nvidia.NO_DRIVER
-    packages.asked_alone.cache_clear()
+    # The fresh process's JAX sees none: its answer, not this process's.
+    assert packages.gpu_unavailable_reason("jax") == "no GPU visible to JAX"
 
 
 def test_a_fresh_process_that_gives_no_answer_is_said_with_its_last_words(driver, fake_jax, monkeypatch, tmp_path):
@@ -351,19 +368,31 @@ def test_an_unknown_gpu_need_is_named():
 
 @pytest.fixture
 def machine(driver, fake_torch, fake_jax, triton_ready, monkeypatch):
-    """A GPU machine where every prerequisite is met, faked; returns the order the frameworks were asked for the GPU."""
+    """A GPU machine where every prerequisite is met, faked, with JAX and PyTorch both loaded in this process, as in the
+    pytest process; returns, for each time a framework was asked for the GPU, it and the other GPU frameworks loaded
+    in the process it was asked in."""
     monkeypatch.setattr(packages, "unavailable_reason", lambda package: None)
     asked = []
+
+    def beside(package):
+        return package, [other for other in packages.GPU_FRAMEWORKS if other != package and sys.modules.get(other)]
+
     driver("580.65.06")
     jax = fake_jax(plugins=("12",))
     devices = jax.devices
-    jax.devices = lambda kind: asked.append("jax") or devices(kind)
+    jax.devices = lambda kind: asked.append(beside("jax")) or devices(kind)
     fake_torch(cuda="13.0")
-    monkeypatch.setattr(packages, "torch_gpu_reason", lambda: asked.append("torch") or None)
-    # Both are loaded here, so each is asked in a process of its own, which answers as this one would with the other
-    # not loaded (tested above).
-    reasons = {"jax": lambda: packages.jax_gpu_reason(), "torch": lambda: packages.torch_gpu_reason()}
-    monkeypatch.setattr(packages, "asked_alone", lambda package: asked.append("alone") or reasons[package]())
+    monkeypatch.setattr(packages, "torch_gpu_reason", lambda: asked.append(beside("torch")) or None)
+
+    def in_a_fresh_process(package):
+        """asked_alone's process (tested above): this one, with no other GPU framework imported."""
+        with monkeypatch.context() as fresh:
+            for other in packages.GPU_FRAMEWORKS:
+                if other != package:
+                    fresh.delitem(sys.modules, other, raising=False)
+            return packages.gpu_unavailable_reason(package)
+
+    monkeypatch.setattr(packages, "asked_alone", in_a_fresh_process)
     return asked
 
 
@@ -375,7 +404,16 @@ def test_prerequisites_say_the_driver_each_build_and_what_it_needs_one_line_each
         "torch 2.13.0, CUDA 13.0 build (needs driver 580 or later): ready",
         "triton (for torch_compile on gpu): ready",
         "ready: everything the GPU benchmarks of these solvers need is here"]
-    assert machine == ["alone", "jax", "alone", "torch"]  # neither where the other was loaded
+    assert [package for package, _ in machine] == ["jax", "torch"]
+    assert all(loaded == [] for _, loaded in machine)  # neither where the other was loaded
+
+
+def test_the_order_the_solvers_are_named_in_changes_no_answer(machine, capsys):
+    answers = []
+    for named in ("jax_step,torch_eager", "torch_eager,jax_step"):
+        assert prerequisites.main(["--solvers", named]) == 0
+        answers.append(capsys.readouterr().out)
+    assert answers[0] == answers[1] and all(loaded == [] for _, loaded in machine)
 
 
 def test_prerequisites_exit_1_naming_what_is_missing(machine, capsys, monkeypatch, driver, triton_ready):
@@ -421,9 +459,11 @@ def test_prerequisites_refuse_an_unknown_solver_with_the_known_ones(capsys):
     assert "unknown solver 'bogus'; known solvers: numpy_loop," in said and "Traceback" not in said
 
 
-def test_prerequisites_run_as_a_module_without_a_traceback():
-    result = subprocess.run([sys.executable, "-m", "solvers.prerequisites", "--solvers", "numpy_loop"],
+def test_prerequisites_run_as_a_module_without_a_traceback(fresh_machine):
+    """A GPU solver's check, run in full: the driver found, JAX imported and asked for its GPU."""
+    result = subprocess.run([sys.executable, "-m", "solvers.prerequisites", "--solvers", "jax_step"],
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "ready: everything the GPU benchmarks of these solvers need is here"
-    assert result.stderr == ""
+    assert result.stdout.splitlines() == [
+        "driver: 580.65.06", "jax 0.0.0+stand-in, jax-cuda12-plugin, CUDA 12 build (needs driver 525 or later): "
+        "NOT READY: no GPU visible to JAX", "NOT READY: jax (the lines above say why)"]
+    assert result.returncode == 1 and result.stderr == ""

@@ -5,11 +5,9 @@ import json
 
 import pytest
 
-from perf.judge.outcome import DEFAULT_THRESHOLD
-from perf.judge.rules import precise_enough
 from perf.measure import cpus
 from perf.measure.profiles import PROFILES, SHRINK_VARIABLE, Profile, shrink_factor
-from perf.measure.schedule import BUDGET_SPENT, MAX_TRIALS, MOST_TRIALS, OUT_OF_REACH, PRECISE
+from perf.measure.schedule import PRECISE
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.report.__main__ import main as report_main
 from perf.report.analysis import STEP_PARTS
@@ -99,27 +97,40 @@ def test_the_quick_profile_caps_the_large_size_warms_up_at_the_full_count_and_re
     assert_recorded_as_shrunk(output, document)
 
 
+# Two trials more than the quick profile's make a benchmark precise enough, whatever the machine: a plugin in place of
+# the rule, so that the budget's passes certainly run.
+EXTRA_PASSES = 2
+IMPRECISE_PLUGIN = f"""
+import perf.measure.schedule as schedule
+schedule.precise_enough = lambda ratios, threshold: len(ratios) >= {PROFILES["quick"].trials + EXTRA_PASSES}
+schedule.trials_needed = lambda ratios, threshold: {PROFILES["quick"].trials + EXTRA_PASSES}.0
+"""
+
+
 @pytest.mark.tensorflow
-def test_a_budget_takes_more_trials_of_the_benchmarks_not_yet_precise_enough_and_records_why_each_stopped(
+def test_a_budget_takes_more_trials_of_the_benchmarks_not_yet_precise_enough_each_pass_in_fresh_workers(
         run_perf_on_a_terminal, tmp_path):
-    # Shrunk to a step a round, trials scatter as on the noisiest machine: most benchmarks are still imprecise after
-    # the profile's five, and a few seconds of budget gives them passes of their own. Whether a benchmark became
-    # precise is the machine's; what was recorded must agree with the rule either way.
+    (tmp_path / "imprecise_for_two_passes.py").write_text(IMPRECISE_PLUGIN)
     output, document = shrunk_run(run_perf_on_a_terminal, tmp_path, "quick",
-                                  ["numpy_loop", "numpy_lean", "numpy_affine_limit"], ["--budget", "15"])
-    assert "and more within 15 s of passes where they cannot yet call 10%" in output
+                                  ["numpy_loop", "numpy_lean", "numpy_affine_limit"],
+                                  ["--budget", "60", "-p", "imprecise_for_two_passes"])
+    assert "and more within 60 s of passes where they cannot yet call 10%" in output
+    profile_trials, judged = PROFILES["quick"].trials, 0
     for name, info in by_name(document).items():
+        processes = info["trial_processes"]
         if info["solver"] == "numpy_loop":  # the timing reference is not judged: the profile's trials
-            assert info["trials"] == PROFILES["quick"].trials and info["trials_stopped"] is None, name
+            assert info["trials"] == profile_trials and info["trials_stopped"] is None, name
             continue
-        ratios = trial_ratios(info)
-        assert len(ratios) == info["trials"] >= PROFILES["quick"].trials, name
-        assert (info["trials_stopped"] == PRECISE) == precise_enough(ratios, DEFAULT_THRESHOLD), name
-        if info["trials"] > PROFILES["quick"].trials:  # it took more only while it was not precise enough
-            assert not precise_enough(ratios[:-1], DEFAULT_THRESHOLD), name
-            assert "a trial more of " in output
-        assert info["trials_stopped"] in (PRECISE, BUDGET_SPENT, MOST_TRIALS, OUT_OF_REACH), name
-        assert (info["trials_stopped"] == MOST_TRIALS) == (info["trials"] == MAX_TRIALS), name
+        judged += 1
+        assert info["trials"] == len(trial_ratios(info)) == profile_trials + EXTRA_PASSES, name
+        assert info["trials_stopped"] == PRECISE, name
+        # Each pass past the profile's ran on a worker of its own (Pool.extra), none of the profile's.
+        assert len(set(processes[profile_trials:])) == EXTRA_PASSES, name
+        assert not set(processes[profile_trials:]) & set(processes[:profile_trials]), name
+    assert judged == 4  # numpy_lean and numpy_affine_limit at both sizes
+    spent = next(iter(by_name(document).values()))["budget"]
+    assert spent["passes"] == EXTRA_PASSES and spent["trials"] == EXTRA_PASSES * judged and spent["start_s"] > 0
+    assert output.count("a trial more of ") == EXTRA_PASSES
 
 
 @pytest.mark.tensorflow

@@ -91,8 +91,13 @@ OUT_OF_MEMORY = {
 }
 EXHAUSTED_PLUGIN = '''
 import contextlib
+import dataclasses
 
+import solvers
 import solvers.numpy_lean as lean
+
+# A GPU trial, faked: numpy_lean asked for the GPU raises what a framework raises there.
+solvers.REGISTRY["numpy_lean"] = dataclasses.replace(solvers.REGISTRY["numpy_lean"], devices=("cpu", "gpu"))
 
 {error}
 
@@ -119,7 +124,7 @@ def test_out_of_memory_in_any_framework_is_named_so_and_frees_the_trial_for_the_
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT)]))
     started = Worker(Version("suite", "this tree", ROOT, sys.executable), threads=1, preload=["numpy_lean"])
     try:
-        reply = started.ask({"op": "open", **NUMPY_LEAN, "steps": 10, "calls": 1})
+        reply = started.ask({"op": "open", **NUMPY_LEAN, "device": "gpu", "steps": 10, "calls": 1})
         closed = started.ask({"op": "close"})
         again = started.ask({"op": "open", "solver": "numpy_loop", "device": "cpu", "n": 100, "steps": 10, "calls": 1})
     finally:
@@ -128,6 +133,22 @@ def test_out_of_memory_in_any_framework_is_named_so_and_frees_the_trial_for_the_
     assert "held the GPU" in reply["error"] or "nvidia-smi could not say" in reply["error"]
     assert closed == {"closed": False}  # the worker closed the trial itself, before answering
     assert again["setup_s"] > 0
+
+
+@pytest.mark.e2e
+def test_a_cpu_trials_error_keeps_its_traceback_whatever_it_says_of_memory(tmp_path, monkeypatch):
+    error = ('class OutOfMemoryError(RuntimeError): pass\n'
+             'error = OutOfMemoryError("Failed to allocate memory for the batch; CUDA out of memory")')
+    (tmp_path / "exhaust_memory.py").write_text(EXHAUSTED_PLUGIN.format(error=error))
+    (tmp_path / "sitecustomize.py").write_text("import exhaust_memory\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT)]))
+    started = Worker(Version("suite", "this tree", ROOT, sys.executable), threads=1, preload=["numpy_lean"])
+    try:
+        reply = started.ask({"op": "open", **NUMPY_LEAN, "steps": 10, "calls": 1})
+    finally:
+        started.close()
+    assert reply["kind"] == "OutOfMemoryError" and reply["error"].startswith("OutOfMemoryError: Failed to allocate")
+    assert "Traceback (most recent call last)" in reply["trace"]
 
 
 @pytest.mark.parametrize("given, started_with", [(None, "3"), ("0", "0")])

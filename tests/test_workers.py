@@ -1,26 +1,22 @@
 """A version's workers, a process per framework: each request reaches the process of its solver's framework, and no
 process imports two frameworks."""
 
+import ctypes
+import itertools
+import os
+import subprocess
 import sys
 
 import pytest
 
 import solvers
 from perf.measure import cpus, workers
+from perf.measure import worker as worker_module
 from perf.measure.pool import Pool
 from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker, malloc_settings
 from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
 
 VERSION = Version("suite", "this tree", ROOT, sys.executable)
-
-
-def test_each_solver_is_timed_in_the_process_of_the_one_framework_it_needs():
-    for name, solver in solvers.REGISTRY.items():
-        frameworks = [package for package in solver.needs if package in FRAMEWORKS]
-        assert framework_of(name) == (frameworks[0] if frameworks else NO_FRAMEWORK), name
-    assert framework_of("jax_step") != framework_of("torch_eager") != framework_of("tf1_feed_dict")
-    assert framework_of("numba_fused") == framework_of("numpy_loop") == NO_FRAMEWORK
-    assert framework_of("only_in_another_version") == "only_in_another_version"  # its needs unknown: alone
 
 
 class FakeWorker:
@@ -50,6 +46,27 @@ def fake_workers(monkeypatch):
     FakeWorker.started = []
     monkeypatch.setattr(workers, "Worker", FakeWorker)
     return FakeWorker.started
+
+
+def frameworks_needed(name: str) -> set[str]:
+    return {package for package in solvers.get(name).needs if package in FRAMEWORKS}
+
+
+def test_two_solvers_share_a_process_exactly_when_they_need_the_same_frameworks(fake_workers):
+    every = Workers(VERSION, 1, list(solvers.REGISTRY))
+    opened_in = {}
+    for name in [*solvers.REGISTRY, "only_in_another_version"]:
+        every.ask({"op": "open", "solver": name})
+        opened_in[name] = next(worker for worker in fake_workers if {"op": "open", "solver": name} in worker.asked)
+    for first, second in itertools.combinations(solvers.REGISTRY, 2):
+        shared = opened_in[first] is opened_in[second]
+        assert shared == (frameworks_needed(first) == frameworks_needed(second)), (first, second)
+    for name, worker in opened_in.items():
+        assert name in worker.preload  # imported before it is timed
+        # A process that keeps every framework out but its own: the NumPy and numba solvers' keeps out all of them.
+        assert worker.framework is not None or name == "only_in_another_version"
+    # A solver only another version has: a process of its own, which keeps nothing out, its needs unknown here.
+    assert [worker.preload for worker in fake_workers if worker.framework is None] == [["only_in_another_version"]]
 
 
 def test_a_process_per_framework_starts_at_once_each_with_its_solvers_and_those_alongside(fake_workers):
@@ -180,9 +197,44 @@ def test_the_jax_process_never_imports_torch_nor_the_torch_process_jax(tmp_path,
     assert listed["jax_step"]["cpu"] is None and "kept out" not in str(listed)
 
 
-def test_every_worker_runs_with_glibcs_thresholds_fixed_unless_the_user_set_them():
-    assert malloc_settings({}) == {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "67108864"}
-    assert malloc_settings({"MALLOC_MMAP_THRESHOLD_": "131072"})["MALLOC_MMAP_THRESHOLD_"] == "131072"
+# Whether glibc served a 1 MiB malloc by mmap (1) or from the heap (0), in a process started with a given environment.
+MMAPPED = """
+import ctypes
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype, libc.malloc.restype = Mallinfo2, ctypes.c_void_p
+before = libc.mallinfo2().hblks
+libc.malloc(1 << 20)
+print(libc.mallinfo2().hblks - before)
+"""
+
+
+def mmapped_in(env: dict) -> int:
+    return int(subprocess.run([sys.executable, "-c", MMAPPED], env=env, capture_output=True, text=True,
+                              check=True).stdout)
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="needs glibc 2.33 or later (mallinfo2)")
+def test_every_worker_keeps_a_mib_in_the_heap_as_glibc_would_not_unless_the_user_set_it(monkeypatch):
+    """glibc's own default, a threshold that starts at 128 KiB and moves with what the process freed, mmaps a fresh
+    1 MiB block; under the settings every worker starts with it stays in the heap, whatever ran before."""
+    def worker_environment() -> dict:
+        started = []
+        with monkeypatch.context() as patched:
+            patched.setattr(worker_module.subprocess, "Popen", lambda *args, env, **kwargs: started.append(env))
+            Worker(VERSION, threads=1)
+        return started[0]
+
+    for name in malloc_settings({}):
+        monkeypatch.delenv(name, raising=False)
+    glibcs = dict(os.environ)
+    assert mmapped_in(glibcs) == 1 and mmapped_in(worker_environment()) == 0
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")  # the user's own choice wins
+    users = worker_environment()
+    assert mmapped_in(users) == 1
+    assert {name: users[name] for name in malloc_settings()} == malloc_settings()  # as the run records them
 
 
 @pytest.mark.e2e
@@ -193,4 +245,4 @@ def test_a_worker_process_has_the_malloc_settings_in_its_environment():
         environ = open(f"/proc/{started.process.pid}/environ", "rb").read().decode().split("\0")
     finally:
         started.close()
-    assert {"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=67108864", "FSSGD_FRAMEWORK=numpy"} <= set(environ)
+    assert {*(f"{name}={value}" for name, value in malloc_settings().items()), "FSSGD_FRAMEWORK=numpy"} <= set(environ)

@@ -168,7 +168,7 @@ def started(versions: list, threads: int, preload: list[str] | None = None):
 
 def gate_affinity() -> tuple[int, ...]:
     """The CPUs the gate's workers are timed on: the list cpus.AFFINITY_VARIABLE holds (python -m perf.gate
-    --cpu-affinity sets it), else the quiet CPU (cpus.quiet_cpu)."""
+    --cpu-affinity sets it), else the run's quiet CPU, the same at every pass (cpus.chosen_quiet_cpu)."""
     return cpus.cpu_list(os.environ.get(cpus.AFFINITY_VARIABLE) or cpus.QUIET)
 
 

@@ -55,9 +55,8 @@ class Measurement:
         except Misplaced as error:
             pytest.fail(str(error), pytrace=False)
         except Exception as error:
-            if not gpu.is_out_of_memory(error):
+            if (out_of_memory := gpu.out_of_memory(error, self.device)) is None:
                 raise
-            out_of_memory = gpu.out_of_memory_message(error, gpu.holders())
         if out_of_memory is not None:  # outside the except block, so the error's frames are gone first
             pytest.fail(f"{label(self.solver, self.device, n)}: {out_of_memory}", pytrace=False)
         if mismatch := answer_mismatch(fit, self.solver, n):

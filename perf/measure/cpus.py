@@ -8,6 +8,7 @@ library: the worker (perf/measure/worker.py) reads its list here inside another 
 """
 
 import argparse
+import functools
 import os
 import re
 
@@ -69,11 +70,19 @@ def quiet_cpu(may_use: list[int] | None = None, taken: dict[int, int] | None = N
     return min(reversed(may_use), key=lambda cpu: taken.get(cpu, 0))
 
 
+@functools.cache
+def chosen_quiet_cpu() -> int:
+    """This run's quiet CPU (quiet_cpu()), chosen at its first use and kept for the process: the suite's and the gate's
+    run each choose once, record it and time every pass on it. Read again at every pass, a near tie of interrupts
+    would move the workers to another CPU mid-run, and the report could name a CPU that timed nothing."""
+    return quiet_cpu()
+
+
 def cpu_list(text: str) -> tuple[int, ...]:
-    """The CPUs a list names, each one this process may use, or quiet_cpu() for 'quiet'; ValueError saying why not,
-    naming those it may."""
+    """The CPUs a list names, each one this process may use, or this run's quiet CPU (chosen_quiet_cpu()) for 'quiet';
+    ValueError saying why not, naming those it may."""
     if text.strip() == QUIET:
-        return (quiet_cpu(),)
+        return (chosen_quiet_cpu(),)
     cpus, may_use = parsed(text), allowed()
     if outside := sorted(set(cpus) - set(may_use)):
         raise ValueError(f"CPU {compact(outside)} {'is' if len(outside) == 1 else 'are'} not one this process may use; "

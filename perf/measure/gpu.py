@@ -29,7 +29,9 @@ OUT_OF_MEMORY_CLASSES = ("ResourceExhaustedError", "OutOfMemoryError")
 JAX_RUNTIME_CLASSES = ("XlaRuntimeError", "JaxRuntimeError")
 # What an error says where a device allocation failed under a class that also means other failures, in any error of
 # its chain. TensorFlow raises some of its GPU out-of-memory errors as InternalError, and torch.compile wraps PyTorch's
-# OutOfMemoryError in its own error and repeats its text; an InternalError that says none of these stays other.
+# OutOfMemoryError in its own error and repeats its text; an InternalError that says none of these stays other. A
+# message counts only where it also names the GPU (GPU_NAMED): TensorFlow's host-side "Failed to allocate memory for
+# the batch" is a failed allocation too, but not the GPU's.
 OUT_OF_MEMORY_MESSAGES = (
     # TensorFlow, copying into a GPU tensor its allocator could not allocate: errors::Internal in
     # core/common_runtime/gpu/gpu_util.cc ("when really the problem is out of GPU memory": tensorflow#7025).
@@ -48,6 +50,7 @@ OUT_OF_MEMORY_MESSAGES = (
     # PyTorch's check of a CUDA call that failed with cudaErrorMemoryAllocation, "CUDA error: out of memory".
     r"CUDA out of memory", r"CUDA error: out of memory",
 )
+GPU_NAMED = re.compile(r"(?i)gpu|cuda|cublas")  # CUDA_ERROR_..., device:GPU:0, cuBLAS, "CUDA out of memory"
 
 
 def memory_settings(environ=os.environ) -> dict[str, str]:
@@ -55,15 +58,24 @@ def memory_settings(environ=os.environ) -> dict[str, str]:
     return {name: environ.get(name, default) for name, default in MEMORY_SETTINGS.items()}
 
 
+def out_of_memory(error: BaseException, device: str) -> str | None:
+    """What to say of a trial's error where its GPU ran out of memory (out_of_memory_message), else None. Only a GPU
+    trial's error is told so: on the CPU the same words mean the host's memory, and the error keeps its traceback."""
+    return out_of_memory_message(error, holders()) if device == "gpu" and is_out_of_memory(error) else None
+
+
 def is_out_of_memory(error: BaseException) -> bool:
-    """Whether error is a framework's out-of-memory error (TensorFlow's, JAX's, PyTorch's), or wraps or follows one:
-    told by the class or the message of an error in its chain."""
+    """Whether error is a framework's out-of-memory error (TensorFlow's, JAX's, PyTorch's), or wraps one: told by the
+    class or the message of an error in its chain."""
     return out_of_memory_cause(error) is not None
 
 
 def out_of_memory_cause(error: BaseException) -> BaseException | None:
-    """The out-of-memory error in error's chain (itself, its __cause__ and __context__, theirs...), or None: one of an
-    out-of-memory class first, else the innermost whose message says an allocation failed, which a wrapper's repeats."""
+    """The out-of-memory error in error's chain (itself, the errors it wraps, theirs...), or None: one of an
+    out-of-memory class first, else the innermost whose message says an allocation failed, which a wrapper's repeats.
+    An error wraps its __cause__ (raise ... from), and its __context__ only where it hid it (raise ... from None, as
+    torch.compile's BackendCompilerFailed and InductorError do): an error raised while another was handled, without
+    either, is a failure of its own, not the one it interrupted."""
     chain, seen, waiting = [], set(), [error]
     while waiting:
         link = waiting.pop(0)
@@ -71,7 +83,7 @@ def out_of_memory_cause(error: BaseException) -> BaseException | None:
             continue
         seen.add(id(link))
         chain.append(link)
-        waiting += [link.__cause__, link.__context__]
+        waiting += [link.__cause__, link.__context__ if link.__suppress_context__ else None]
     by_class = [link for link in chain if out_of_memory_class(link)]
     by_message = [link for link in chain if out_of_memory_line(link)]
     return (by_class or by_message[::-1] or [None])[0]
@@ -83,8 +95,12 @@ def out_of_memory_class(error: BaseException) -> bool:
 
 
 def out_of_memory_line(error: BaseException) -> str | None:
-    """The first line of error's message that says a device allocation failed (OUT_OF_MEMORY_MESSAGES), or None."""
-    return next((line.strip() for line in str(error).splitlines()
+    """The first line of error's message that says a device allocation failed (OUT_OF_MEMORY_MESSAGES), or None; None
+    too where the message does not name the GPU anywhere."""
+    message = str(error)
+    if not GPU_NAMED.search(message):
+        return None
+    return next((line.strip() for line in message.splitlines()
                  if any(re.search(pattern, line) for pattern in OUT_OF_MEMORY_MESSAGES)), None)
 
 

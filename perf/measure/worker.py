@@ -205,11 +205,13 @@ def serve(tree: str, preload: list[str]) -> None:
         return {"plan": plan, "open": open_trial}[request["op"]](solver, request)
 
     for line in sys.stdin:
+        request = json.loads(line)
+        device = request.get("device", trial.get("device"))  # taken before close_trial clears it
         try:
-            reply = answer(json.loads(line))
+            reply = answer(request)
         except Exception as error:  # reported against this benchmark and version
-            if gpu.is_out_of_memory(error):
-                reply = {"error": gpu.out_of_memory_message(error, gpu.holders()), "kind": gpu.OUT_OF_MEMORY}
+            if (out_of_memory := gpu.out_of_memory(error, device)) is not None:
+                reply = {"error": out_of_memory, "kind": gpu.OUT_OF_MEMORY}
             else:
                 reply = {"error": f"{type(error).__name__}: {error}", "kind": type(error).__name__,
                          "trace": traceback.format_exc()}

@@ -7,11 +7,15 @@ from pathlib import Path
 
 from perf.judge.statistics import Interval
 from perf.measure.cpus import FREE, recorded_affinity
+from perf.report.compare import ENVIRONMENT
 from perf.report.tables import number, with_interval
 
 FILE = "handoff.json"
 KEYS = ("folder", "date", "cpu", "cpus", "free_threads", "confidence", "sizes")  # folder: where the study wrote it
 FIGURES = ("gap_us", "free_us", "one_cpu_us", "pools_us", "crossing_us")  # each [value, low, high, coverage]
+# How the workers ran, in a run's machine_info.fssgd and in a study's handoff.json alike, read as a comparison of runs
+# reads them: absent, as before either was recorded (every selected framework in each worker; glibc's defaults).
+WORKERS = tuple((name, value) for name, value in ENVIRONMENT if name in ("worker processes", "malloc"))
 
 
 class HandoffError(Exception):
@@ -109,8 +113,9 @@ def well_formed(figure) -> bool:
 
 def unlike(handoff: Handoff, fssgd: dict) -> str | None:
     """Why the study does not describe this run's step, or None where it does: the study ran free with TensorFlow's
-    default threads on one CPU model and count; a run on one CPU, with other threads, or on another CPU or another
-    count of them has no such part."""
+    default threads on one CPU model and count, in workers of its own kind; a run on one CPU, with other threads, on
+    another CPU or another count of them, or whose workers imported other frameworks or ran another allocator setting
+    (worker_processes, malloc_settings: what a step costs moves with both) has no such part."""
     if recorded_affinity(fssgd) != FREE:
         return f"its workers ran on {recorded_affinity(fssgd)}, not free"
     if fssgd.get("threads") != 0:
@@ -119,6 +124,10 @@ def unlike(handoff: Handoff, fssgd: dict) -> str | None:
         return f"its CPU is {fssgd.get('cpu_model')}, the study's {handoff.study['cpu']}"
     if fssgd.get("cpus_available") != handoff.study["cpus"]:
         return f"it ran free on {fssgd.get('cpus_available')} CPUs, the study on {handoff.study['cpus']}"
+    for name, value in WORKERS:
+        if value(fssgd) != value(handoff.study):
+            return (f"its {name}: {value(fssgd)}, the study's: {value(handoff.study)}; what a step costs moves with "
+                    f"how the workers ran")
     return None
 
 

@@ -194,9 +194,8 @@ def report_figures(found: dict, saved: dict, folder: Path) -> dict:
 
     return {"study": "perf.research.handoff", "folder": str(folder),
             **{key: saved[key] for key in ("command", "date", "cpu", "cpus", "commit", "one_cpu", "free_threads")},
-            # What its workers were, as a saved run records them (docs/extra-info.md): a study made before these were
-            # recorded (None) describes processes unlike today's.
-            **{key: saved.get(key) for key in ("worker_processes", "malloc_settings")},
+            # How its workers ran, as a run records it (perf/report/handoff.py unlike); absent in a study saved before.
+            **{key: saved[key] for key in ("worker_processes", "malloc_settings") if key in saved},
             "confidence": RELEASE_CONFIDENCE,
             "sizes": {str(n): {"solver": WHOLE_STEP, "free_us": kept(cells[label(FREE, DEFAULT_THREADS)]),
                                "one_cpu_us": kept(cells[label(ONE_CPU, DEFAULT_THREADS)]),
