@@ -74,23 +74,26 @@ loop.prepare = prepare
 
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("timing", [["--benchmark-disable"], ["--benchmark-json=run.json"]], ids=["untimed", "timed"])
-def test_out_of_device_memory_fails_that_benchmark_saying_what_to_change_and_the_next_still_runs(run_fssgd, pytester,
-                                                                                                 monkeypatch, timing):
+def test_a_cpu_trial_out_of_memory_fails_that_benchmark_with_its_traceback_and_the_next_still_runs(run_fssgd, pytester,
+                                                                                                  monkeypatch, timing):
+    # Out of memory is a GPU trial's to name, with GPU advice (tests/test_gpu.py); on the CPU the error is the user's
+    # to read, whole, and it is no reason to stop the other benchmarks.
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
     monkeypatch.setenv("FSSGD_SHRINK", "1000")  # the timed path, not its figures: a profile a thousand times shorter
     result = run_fssgd(*timing, "--devices", "cpu", "--solvers", "tf1_while_loop")
     result.assert_outcomes(passed=1, failed=1)  # n1000 ran out, then n100000 ran
-    result.stdout.fnmatch_lines(["*tf1_while_loop cpu n=1,000: out of memory: ResourceExhaustedError: OOM when "
-                                 "allocating tensor (simulated);*TF_FORCE_GPU_ALLOW_GROWTH=true*"])
-    assert "Traceback" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*ResourceExhaustedError: OOM when allocating tensor (simulated)*"])
+    assert "raise import_tensorflow().errors.ResourceExhaustedError" in result.stdout.str()  # its traceback
+    assert "out of memory:" not in result.stdout.str() and "TF_FORCE_GPU_ALLOW_GROWTH" not in result.stdout.str()
 
 
 @pytest.mark.tensorflow
-def test_out_of_device_memory_fails_the_studies_benchmarks_too(run_fssgd, pytester, monkeypatch):
+def test_a_cpu_trial_out_of_memory_fails_the_studies_benchmarks_too(run_fssgd, pytester, monkeypatch):
     with_plugin(pytester, monkeypatch, exhaust_memory=OUT_OF_MEMORY_PLUGIN)
     result = run_fssgd("--benchmark-disable", "--devices", "cpu", "--solvers", "tf1_while_loop", modules=STUDIES)
     result.assert_outcomes(failed=5)  # four iteration counts and one time to accuracy, all at n = 1000
-    result.stdout.fnmatch_lines(["*out of memory: ResourceExhaustedError: OOM when allocating tensor (simulated)*"])
+    result.stdout.fnmatch_lines(["*ResourceExhaustedError: OOM when allocating tensor (simulated)*"])
+    assert "TF_FORCE_GPU_ALLOW_GROWTH" not in result.stdout.str()
 
 
 # Divergence in a benchmark -------------------------------------------------------------------
