@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from types import SimpleNamespace
 
 import pytest
@@ -19,7 +20,8 @@ from perf.measure.environment import describe
 from perf.measure.worker import ROOT
 from perf import storage
 from perf.report.__main__ import main as report_main
-from perf.report.compare import ENVIRONMENT, comparison, compared, differences, environment_line, gate_line
+from perf.gate.decide import gate_line
+from perf.report.compare import ENVIRONMENT, comparison, compared, differences, environment_line
 
 
 def test_a_benchmark_is_compared_by_the_medians_of_its_trial_ratios_and_the_rules_verdict():
@@ -151,7 +153,7 @@ def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_ben
     then["commit_info"] = {"id": "0123456789abcdef", "dirty": False}
     now = [bench(WHILE_LOOP, info(spread(1.3, 0.3))),
            bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})]
-    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, commit_here=lambda commit: True)
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, gate_line=partial(gate_line, commit_here=lambda _: True))
     assert found.lines[-1] == ("CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the "
                                "saved run's commit beside the working tree (--decide runs it): python -m perf.gate "
                                "0123456789 --benchmarks tf1_while_loop-cpu-n1000")

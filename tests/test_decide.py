@@ -12,9 +12,8 @@ from helpers import FSSGD, ROOT, bench, document, info, spread
 
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure import Key
-from perf.report.compare import compared, comparison, run_ending
-from perf.report.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_budget_s, gate_command
-from perf.report.markdown import COMPARISON_EXITS, comparison_summary
+from perf.gate.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_budget_s, gate_command
+from perf.report.compare import COMPARISON_EXITS, compared, comparison, comparison_summary, run_ending
 
 COMMIT = {"id": "0123456789abcdef", "dirty": False}
 UNDECIDED = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))  # tf1_while_loop-cpu-n1000, CAN'T TELL

@@ -8,14 +8,14 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from perf.gate.ending import FAILING
-from perf.gate.versions import ROOT, has_commit
+from perf.gate.versions import has_commit
 from perf.judge import words
-from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
+from perf.judge.outcome import DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
 from perf.judge.statistics import Interval
 from perf.measure import cpus
 from perf.measure.trials import SLOWDOWN_VARIABLE
-from perf.report.compare import Compared, gate_selection, gated_commit
+from perf.measure.worker import ROOT
+from perf.report.compare import Compared
 
 # The gate's verdicts that decide a row, as the comparison says them. INCONCLUSIVE and UNCONFIRMED (a flag that did
 # not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions. The
@@ -25,7 +25,7 @@ CANT_TELL = words.printed(words.CANT_TELL)  # as the comparison's rows print it
 DECIDED_AS = {words.REGRESSION: words.SLOWER, words.IMPROVEMENT: words.FASTER, words.CLEAR: words.UNCHANGED}
 # The gate's verdicts that fail the run whatever --fail-on-slower says: an error that repeated (a wrong answer, a
 # crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
-FAILS = tuple(verdict for verdict in FAILING if verdict not in DECIDED_AS)
+FAILS = tuple(verdict for verdict in words.FAILING if verdict not in DECIDED_AS)
 
 # The gate's screening budget under --decide: GATE_BUDGET_S_BASE and GATE_BUDGET_S_PER_ROW a row, at most
 # GATE_BUDGET_S. A pass costs its workers' start and a trial of each row on both versions, so a few rows are decided in
@@ -51,6 +51,40 @@ class Decision:
     lines: list[str] = field(default_factory=list)
     not_measured: str | None = None
     failed: str | None = None
+
+
+def gated_commit(then_document: dict, commit_here) -> tuple[str | None, str]:
+    """The saved run's commit, where a gate can check it out here, and ""; else None and why not, in a line.
+    commit_here(id): whether this repository has that commit."""
+    commit = then_document.get("commit_info") or {}
+    if commit.get("id") in (None, "", "unversioned", "unknown"):  # pytest-benchmark's words for none
+        return None, "The saved run records no commit, so no gate can time its code beside this one."
+    if commit.get("dirty"):
+        return None, (f"The saved run was made from {commit['id'][:10]} with uncommitted changes, so no gate can time "
+                      f"its code beside this one.")
+    if not commit_here(commit["id"]):
+        return None, (f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it "
+                      f"here.")
+    return commit["id"], ""
+
+
+def gate_line(then_document: dict, undecided: list[Compared], threshold: float, commit_here=has_commit) -> str:
+    """The one command that decides the CAN'T TELL rows: the gate of the saved run's commit against the working tree,
+    for those benchmarks alone; or why there is none. commit_here(id): whether this repository has that commit."""
+    commit, why_not = gated_commit(then_document, commit_here)
+    if commit is None:
+        return why_not
+    options = gate_selection(undecided, None if threshold == DEFAULT_THRESHOLD else threshold)
+    return (f"{words.printed(words.CANT_TELL)} is this screen's limit, not a verdict. The gate decides them, timing "
+            f"the saved run's commit beside the working tree (--decide runs it): python -m perf.gate {commit[:10]} "
+            f"{' '.join(options)}")
+
+
+def gate_selection(undecided: list[Compared], threshold: float | None) -> list[str]:
+    """The gate's options that decide these rows: their benchmarks alone, at the comparison's threshold (None: the
+    gate's default), written as given (12.5%, not rounded)."""
+    options = ["--benchmarks", ",".join(result.key.name for result in undecided)]
+    return options + ["--threshold", f"{threshold * 100:g}%"] if threshold is not None else options
 
 
 def gate_command(commit: str, undecided: list[Compared], threshold: float, affinity, threads: int, report: Path,
