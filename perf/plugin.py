@@ -316,17 +316,18 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
     Its summary, with the answer, is written once pytest's exit status is settled (pytest_unconfigure)."""
     fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
-    decider = config.getoption("decide") and functools.partial(
-        decide.decided_by_gate, affinity=config.getoption("cpu_affinity"), threads=config.getoption("threads"),
-        say=terminalreporter.write_line)
+    # The gate the CAN'T TELL line names is the one --decide runs: on this run's CPUs and threads.
+    gate = {"affinity": config.getoption("cpu_affinity"), "threads": config.getoption("threads")}
+    decider = config.getoption("decide") and functools.partial(decide.decided_by_gate, say=terminalreporter.write_line,
+                                                               **gate)
     endings = []
     for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
         saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
         try:
             found = compare.comparison(read_run(saved), str(path), described(config),
                                        benchmarks, comparison_threshold(config), devices or (),
-                                       config.getoption("allow_unavailable_devices"), decide.gate_line,
-                                       decider or None)
+                                       config.getoption("allow_unavailable_devices"),
+                                       functools.partial(decide.gate_line, **gate), decider or None)
         except RunError as error:
             found = compare.Comparison([], [], f"cannot read {saved} again to compare with it: {error}")
         write_section(terminalreporter, "fssgd-bench: compared with a saved run",

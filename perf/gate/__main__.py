@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import random
-import shlex
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS, gate_affinity
+from perf.gate.decide import command_line
 from perf.gate.ending import ending, gate_summary, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
@@ -146,7 +146,7 @@ def replaying(argv: list[str], seed: int | None) -> str:
             skip = True
         elif not argument.startswith(("--seed=", "--summary=")):
             kept.append(argument)
-    return shlex.join(["python", "-m", "perf.gate", *kept, *(["--seed", str(seed)] if seed is not None else [])])
+    return command_line([*kept, *(["--seed", str(seed)] if seed is not None else [])])
 
 
 def summarized(report: dict, path: Path | None) -> int:
