@@ -21,20 +21,16 @@ def summary_targets(path: Path | None) -> list[tuple[Path, str]]:
 
 def check_summary_targets(path: Path | None) -> None:
     """Raise SummaryError where a summary could not be written, so that a command stops before timing anything."""
-    for target, _ in summary_targets(path):
-        try:
-            with open(target, "a"):
-                pass
-        except OSError as error:
-            raise SummaryError(f"cannot write the summary to {target}: {error.strerror or error}") from None
+    write_summary(None, path)
 
 
-def write_summary(text: str, path: Path | None) -> None:
-    """The summary to the --summary file and to $GITHUB_STEP_SUMMARY, each where given; SummaryError naming the path
-    that could not be written."""
+def write_summary(text: str | None, path: Path | None) -> None:
+    """The summary to the --summary file and to $GITHUB_STEP_SUMMARY, each where given (None: each opened to append,
+    nothing written); SummaryError naming the path that could not be written."""
     for target, mode in summary_targets(path):
         try:
-            with open(target, mode, encoding="utf-8") as summary:
-                summary.write(text.rstrip("\n") + "\n\n")  # a blank line apart from what a later step appends
+            with open(target, "a" if text is None else mode, encoding="utf-8") as summary:
+                if text is not None:
+                    summary.write(text.rstrip("\n") + "\n\n")  # a blank line apart from what a later step appends
         except OSError as error:
             raise SummaryError(f"cannot write the summary to {target}: {error.strerror or error}") from None

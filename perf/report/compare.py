@@ -194,8 +194,7 @@ def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple
     return (FAILED if failures else NOT_MEASURED if undecided else PASSED), failures, undecided
 
 
-# Its step summary (perf/step_summary.py writes it) ----------------------------------------------------------------
-
+# The step summary's line for each exit status (perf/step_summary.py writes the summary).
 COMPARISON_EXITS = {PASSED: "exit 0: nothing it stands behind failed",
                     FAILED: "exit 1: slower past --fail-on-slower, an error the gate found under --decide, a failed "
                             "test or pytest-benchmark's --benchmark-compare-fail",
