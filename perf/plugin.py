@@ -20,9 +20,10 @@ from perf.measure.pool import Pool
 from perf.measure.profiles import (DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, seconds_argument,
                                    shrink_factor)
 from perf.measure.schedule import Schedule
-from perf.report import compare, decide, summary
-from perf.report.markdown import SUMMARY_VARIABLE, SummaryError, check_summary_targets, comparison_summary, write_summary
+from perf.gate import decide
+from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
+from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, write_summary
 from perf.storage import DEFAULT_STORAGE, RunError, StorageError, check_storage, read_run, runs_folder
 from solvers import tensorflow_support
 
@@ -315,16 +316,18 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
     Its summary, with the answer, is written once pytest's exit status is settled (pytest_unconfigure)."""
     fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
-    decider = config.getoption("decide") and functools.partial(
-        decide.decided_by_gate, affinity=config.getoption("cpu_affinity"), threads=config.getoption("threads"),
-        say=terminalreporter.write_line)
+    # The gate the CAN'T TELL line names is the one --decide runs: on this run's CPUs and threads.
+    gate = {"affinity": config.getoption("cpu_affinity"), "threads": config.getoption("threads")}
+    decider = config.getoption("decide") and functools.partial(decide.decided_by_gate, say=terminalreporter.write_line,
+                                                               **gate)
     endings = []
     for path in session.compared_mapping or {}:  # pytest-benchmark compares with one saved run, here by its path
         saved = Path(getattr(session.storage, "path", "")) / path  # relative to its file storage
         try:
             found = compare.comparison(read_run(saved), str(path), described(config),
                                        benchmarks, comparison_threshold(config), devices or (),
-                                       config.getoption("allow_unavailable_devices"), decide=decider or None)
+                                       config.getoption("allow_unavailable_devices"),
+                                       functools.partial(decide.gate_line, **gate), decider or None)
         except RunError as error:
             found = compare.Comparison([], [], f"cannot read {saved} again to compare with it: {error}")
         write_section(terminalreporter, "fssgd-bench: compared with a saved run",
@@ -343,7 +346,7 @@ def summarized(config, status: int, failures: list[str], unmeasured: list[str], 
     """The comparison's ending in Markdown, to --summary and $GITHUB_STEP_SUMMARY where given, with the exit status
     pytest returns; one that cannot be written (checked before anything was timed) is a usage error."""
     try:
-        write_summary(comparison_summary(status, failures, unmeasured, list(endings), list(answer)),
+        write_summary(compare.comparison_summary(status, failures, unmeasured, list(endings), list(answer)),
                       config.getoption("summary"))
     except SummaryError as error:
         raise pytest.UsageError(str(error)) from None

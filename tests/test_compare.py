@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from types import SimpleNamespace
 
 import pytest
@@ -19,7 +20,8 @@ from perf.measure.environment import describe
 from perf.measure.worker import ROOT
 from perf import storage
 from perf.report.__main__ import main as report_main
-from perf.report.compare import ENVIRONMENT, comparison, compared, differences, environment_line, gate_line
+from perf.gate.decide import gate_line
+from perf.report.compare import ENVIRONMENT, comparison, compared, differences, environment_line
 
 
 def test_a_benchmark_is_compared_by_the_medians_of_its_trial_ratios_and_the_rules_verdict():
@@ -145,16 +147,18 @@ def test_a_reference_whose_own_time_moved_past_the_threshold_is_named_without_fa
     assert found.not_measured is None and not found.slower
 
 
-def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_benchmarks_alone():
+def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_benchmarks_alone(monkeypatch):
+    monkeypatch.delenv("FSSGD_SLOWDOWN", raising=False)
     then = document([bench(WHILE_LOOP, info(spread(1.0, 0.3))),
                      bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})])
     then["commit_info"] = {"id": "0123456789abcdef", "dirty": False}
     now = [bench(WHILE_LOOP, info(spread(1.3, 0.3))),
            bench("test_fssgd[numpy_lean-cpu-n1000]", {**info(spread(0.4)), "solver": "numpy_lean"})]
-    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, commit_here=lambda commit: True)
+    found = comparison(then, "0001_run.json", FSSGD, now, 0.10, gate_line=partial(gate_line, commit_here=lambda _: True))
     assert found.lines[-1] == ("CAN'T TELL is this screen's limit, not a verdict. The gate decides them, timing the "
                                "saved run's commit beside the working tree (--decide runs it): python -m perf.gate "
-                               "0123456789 --benchmarks tf1_while_loop-cpu-n1000")
+                               "0123456789abcdef --benchmarks tf1_while_loop-cpu-n1000 --threshold 10% --threads 0 "
+                               "--budget 70")
     assert found.not_measured is None
 
 
@@ -170,19 +174,21 @@ def test_cant_tell_names_the_gate_of_the_saved_runs_commit_for_the_undecided_ben
 def test_where_no_gate_can_rebuild_the_saved_run_the_line_says_why(commit, here, said):
     then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": commit}
     undecided = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))
-    assert gate_line(then, [undecided], 0.10, lambda _: here) == said
+    assert gate_line(then, [undecided], 0.10, commit_here=lambda _: here) == said
 
 
-def test_the_gate_line_names_exactly_the_undecided_benchmarks_and_a_threshold_that_is_not_the_default():
+def test_the_gate_line_names_exactly_the_undecided_benchmarks_and_the_comparisons_threshold(monkeypatch):
+    monkeypatch.delenv("FSSGD_SLOWDOWN", raising=False)
     then = {**document([], {**FSSGD, "profile": "full"}), "commit_info": {"id": "0123456789abcdef", "dirty": False}}
     undecided = [compared(Key("tf1_callable", "gpu", 10_000), spread(1.0, 0.3), spread(1.3, 0.3)),
                  compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))]
-    assert gate_line(then, undecided, 0.05, lambda _: True).endswith(
-        "python -m perf.gate 0123456789 --benchmarks tf1_callable-gpu-n10000,tf1_while_loop-cpu-n1000 --threshold 5%")
+    assert gate_line(then, undecided, 0.05, commit_here=lambda _: True).endswith(
+        "python -m perf.gate 0123456789abcdef --benchmarks tf1_callable-gpu-n10000,tf1_while_loop-cpu-n1000 "
+        "--threshold 5% --threads 0 --budget 80")
     # The threshold as the comparison used it, as --decide's gate gets it: 12.5%, not rounded to 12%.
-    assert gate_line(then, undecided[:1], 0.125, lambda _: True).endswith(
-        "--benchmarks tf1_callable-gpu-n10000 --threshold 12.5%")
-    assert "--threshold" not in gate_line(then, undecided, 0.10, lambda _: True)
+    assert gate_line(then, undecided[:1], 0.125, commit_here=lambda _: True).endswith(
+        "--benchmarks tf1_callable-gpu-n10000 --threshold 12.5% --threads 0 --budget 70")
+    assert "--threshold 10%" in gate_line(then, undecided, 0.10, commit_here=lambda _: True)
 
 
 def test_this_repositorys_own_commits_can_be_gated_and_a_made_up_one_cannot():

@@ -3,18 +3,19 @@ run's ending, with the gate's run injected (no subprocess, nothing timed); and o
 gate."""
 
 import json
+import shlex
 import subprocess
+import sys
 from functools import partial
 
 import pytest
 from helpers import COMPARED_KEY as KEY
 from helpers import FSSGD, ROOT, bench, document, info, spread
 
+from perf.gate.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_arguments, gate_budget_s, gate_line
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.measure import Key
-from perf.report.compare import compared, comparison, run_ending
-from perf.report.decide import GATE_BUDGET_S, decided_by_gate, decision_of, gate_budget_s, gate_command
-from perf.report.markdown import COMPARISON_EXITS, comparison_summary
+from perf.report.compare import COMPARISON_EXITS, compared, comparison, comparison_summary, run_ending
 
 COMMIT = {"id": "0123456789abcdef", "dirty": False}
 UNDECIDED = compared(KEY, spread(1.0, 0.3), spread(1.3, 0.3))  # tf1_while_loop-cpu-n1000, CAN'T TELL
@@ -74,17 +75,35 @@ def test_a_gate_error_fails_the_run_whatever_fail_on_slower_says():
     assert run_ending([found], None) == (FAILED, [f"--decide: {found.failed}"], [])
 
 
-def test_the_gates_command_names_exactly_the_undecided_benchmarks_at_the_runs_threshold_cpus_and_threads(tmp_path):
+def test_the_gates_command_names_exactly_the_undecided_benchmarks_at_the_runs_threshold_cpus_and_threads(monkeypatch):
     gpu = compared(Key("tf1_callable", "gpu", 10_000), spread(1.0, 0.3), spread(1.3, 0.3))
-    command = gate_command("0123456789abcdef", [UNDECIDED, gpu], 0.125, (1,), 0, tmp_path / "gate.json")
-    assert command[1:] == ["-m", "perf.gate", "0123456789abcdef", "--benchmarks",
-                           "tf1_while_loop-cpu-n1000,tf1_callable-gpu-n10000", "--threshold", "12.5%", "--threads",
-                           "0", "--budget", str(gate_budget_s(2)), "--json", str(tmp_path / "gate.json"),
-                           "--cpu-affinity", "1"]
-    free = gate_command("0123456789abcdef", [UNDECIDED], 0.10, (), 2, tmp_path / "gate.json", "*=1.5")
+    monkeypatch.delenv("FSSGD_SLOWDOWN", raising=False)
+    assert gate_arguments("0123456789abcdef", [UNDECIDED, gpu], 0.125, (1,), 0) == [
+        "0123456789abcdef", "--benchmarks", "tf1_while_loop-cpu-n1000,tf1_callable-gpu-n10000", "--threshold", "12.5%",
+        "--threads", "0", "--budget", str(gate_budget_s(2)), "--cpu-affinity", "1"]
+    monkeypatch.setenv("FSSGD_SLOWDOWN", "*=1.5")
+    free = gate_arguments("0123456789abcdef", [UNDECIDED], 0.10, (), 2)
     # A free run leaves the gate its own one CPU (the gate always pins); the slowdown stand-in slows the candidate alone.
     assert "--cpu-affinity" not in free and free[free.index("--threshold") + 1] == "10%"
     assert free[free.index("--threads") + 1] == "2" and free[-2:] == ["--candidate-slowdown", "*=1.5"]
+
+
+@pytest.mark.parametrize("affinity, threads, slowdown", [((1,), 0, None), ((), 2, "*=1.5"), ((0, 1, 2), 1, None)])
+def test_the_cant_tell_line_prints_exactly_the_command_decide_runs(monkeypatch, affinity, threads, slowdown):
+    # The line once left out the threads, CPUs and budget that --decide passes: pasted, it ran another gate.
+    if slowdown:
+        monkeypatch.setenv("FSSGD_SLOWDOWN", slowdown)
+    else:
+        monkeypatch.delenv("FSSGD_SLOWDOWN", raising=False)
+    then = {**document([]), "commit_info": COMMIT}
+    undecided = [UNDECIDED, compared(Key("tf1_callable", "gpu", 10_000), spread(1.0, 0.3), spread(1.3, 0.3))]
+    calls = []
+    decided_by_gate(then, undecided, 0.125, affinity, threads, say=lambda line: None, commit_here=lambda _: True,
+                    run_gate=fake_gate(PASSED, [gate_row("clear")], calls=calls))
+    ran = calls[0]
+    assert ran[0] == sys.executable and ran[-2] == "--json"  # --decide reads the verdicts there, a file of its own
+    line = gate_line(then, undecided, 0.125, affinity, threads, commit_here=lambda _: True)
+    assert line.split(" (--decide runs it): ")[1] == shlex.join(["python", *ran[1:-2]])
 
 
 def test_the_gates_budget_grows_with_the_rows_it_decides_up_to_its_most():

@@ -1,5 +1,6 @@
-"""The step summaries in Markdown (perf/report/markdown.py): a gate's, from its real JSON and from the gate's own
-command on fake workers, and a comparison's; $GITHUB_STEP_SUMMARY appended to, a file that cannot be written refused."""
+"""The step summaries in Markdown (perf/gate/ending.py, perf/report/compare.py, written by perf/step_summary.py): a
+gate's, from its real JSON and from the gate's own command on fake workers, and a comparison's; $GITHUB_STEP_SUMMARY
+appended to, a file that cannot be written refused."""
 
 import json
 
@@ -11,8 +12,10 @@ import solvers
 from perf.gate.__main__ import USAGE_ERROR, main
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.rules import Verdict
-from perf.report.compare import comparison, run_ending
-from perf.report.markdown import SUMMARY_VARIABLE, comparison_summary, gate_summary
+from perf.gate.decide import gate_line
+from perf.gate.ending import gate_summary
+from perf.report.compare import comparison, comparison_summary, run_ending
+from perf.step_summary import SUMMARY_VARIABLE
 from perf.report.summary import free_on, setting, summary_lines
 
 REAL_GATE = ROOT / "docs" / "results" / "gpu-check-cpu" / "gate-on-cpu" / "gate.json"
@@ -206,7 +209,7 @@ def comparison_example(solvers=("numpy_loop", "tf1_feed_dict", "tf1_while_loop")
     then, now = (json.loads((folder / name).read_text()) for name in ("run-00.json", "run-01.json"))
     benchmarks = [entry for entry in now["benchmarks"] if entry["extra_info"].get("solver") in solvers]
     fssgd = now["machine_info"]["fssgd"]
-    found = comparison(then, "run-00.json", fssgd, benchmarks, 0.10)
+    found = comparison(then, "run-00.json", fssgd, benchmarks, 0.10, gate_line=gate_line)
     return comparison_summary(*run_ending([found], None), [found], summary_lines(benchmarks, setting(fssgd), free_on(fssgd)))
 
 

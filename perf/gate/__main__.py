@@ -22,14 +22,13 @@ Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchma
 fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
 versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never passed. A usage error (an unknown
 device or solver, a revision that does not exist) exits 2 before anything is timed. --summary FILE, and
-$GITHUB_STEP_SUMMARY where set, get the ending in Markdown (perf/report/markdown.py), however the gate ended.
+$GITHUB_STEP_SUMMARY where set, get the ending in Markdown (perf/gate/ending.py), however the gate ended.
 """
 
 import argparse
 import json
 import os
 import random
-import shlex
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
@@ -37,7 +36,8 @@ from pathlib import Path
 
 from perf.gate import stages
 from perf.gate.interleave import GATE_THREADS, gate_affinity
-from perf.gate.ending import ending, onednn_settings
+from perf.gate.decide import command_line
+from perf.gate.ending import ending, gate_summary, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
 from perf.judge import words
@@ -47,7 +47,7 @@ from perf.measure.environment import cpu_model, threads_argument
 from perf.measure.profiles import PROFILES, seconds_argument
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
-from perf.report.markdown import SUMMARY_VARIABLE, SummaryError, check_summary_targets, gate_summary, write_summary
+from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, write_summary
 from solvers import DEVICES
 
 USAGE_ERROR = 2  # argparse's
@@ -146,7 +146,7 @@ def replaying(argv: list[str], seed: int | None) -> str:
             skip = True
         elif not argument.startswith(("--seed=", "--summary=")):
             kept.append(argument)
-    return shlex.join(["python", "-m", "perf.gate", *kept, *(["--seed", str(seed)] if seed is not None else [])])
+    return command_line([*kept, *(["--seed", str(seed)] if seed is not None else [])])
 
 
 def summarized(report: dict, path: Path | None) -> int:

@@ -14,6 +14,8 @@ JUDGED = (REGRESSION, IMPROVEMENT, CLEAR, INCONCLUSIVE, UNCONFIRMED)
 MISSING, NEW, SKIPPED, ERROR = "missing", "new", "skipped", "error"
 UNJUDGED = (MISSING, NEW, SKIPPED, ERROR)
 GATE_VERDICTS = JUDGED + UNJUDGED
+# The gate's verdicts that fail it (perf/gate/ending.py): a confirmed regression, a repeated error, a lost benchmark.
+FAILING = (REGRESSION, ERROR, MISSING)
 # Gate JSON saved before CLEAR had its name says "pass" (docs/results/noise-study/): read as CLEAR.
 FORMER = {"pass": CLEAR}
 

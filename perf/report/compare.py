@@ -4,7 +4,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from perf.gate.versions import has_commit
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
 from perf.judge import words
 from perf.judge.rules import CHANGE_CONFIDENCE, change_verdict
@@ -13,6 +12,7 @@ from perf.measure import TIMING_REFERENCE, Key
 from perf.measure.cpus import FREE, recorded_affinity
 from perf.measure.workers import EARLIER_WORKER_PROCESSES
 from perf.report.rows import Row, rows_of
+from perf.report.tables import markdown
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Compared:
     change: Interval  # now / then
     verdict: str
     detectable: float | None  # CAN'T TELL: the smallest slowdown these runs could have called SLOWER
-    # Decided by the gate under --decide (perf/report/decide.py): its REGRESSION is significantly slower by more than
+    # Decided by the gate under --decide (perf/gate/decide.py): its REGRESSION is significantly slower by more than
     # half the threshold, not surely by more than the threshold as the comparison's own SLOWER.
     by_gate: bool = False
 
@@ -103,47 +103,13 @@ def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float)
     return lines
 
 
-def gated_commit(then_document: dict, commit_here) -> tuple[str | None, str]:
-    """The saved run's commit, where a gate can check it out here, and ""; else None and why not, in a line.
-    commit_here(id): whether this repository has that commit."""
-    commit = then_document.get("commit_info") or {}
-    if commit.get("id") in (None, "", "unversioned", "unknown"):  # pytest-benchmark's words for none
-        return None, "The saved run records no commit, so no gate can time its code beside this one."
-    if commit.get("dirty"):
-        return None, (f"The saved run was made from {commit['id'][:10]} with uncommitted changes, so no gate can time "
-                      f"its code beside this one.")
-    if not commit_here(commit["id"]):
-        return None, (f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it "
-                      f"here.")
-    return commit["id"], ""
-
-
-def gate_line(then_document: dict, undecided: list[Compared], threshold: float, commit_here) -> str:
-    """The one command that decides the CAN'T TELL rows: the gate of the saved run's commit against the working tree,
-    for those benchmarks alone; or why there is none. commit_here(id): whether this repository has that commit."""
-    commit, why_not = gated_commit(then_document, commit_here)
-    if commit is None:
-        return why_not
-    options = gate_selection(undecided, None if threshold == DEFAULT_THRESHOLD else threshold)
-    return (f"{words.printed(words.CANT_TELL)} is this screen's limit, not a verdict. The gate decides them, timing "
-            f"the saved run's commit beside the working tree (--decide runs it): python -m perf.gate {commit[:10]} "
-            f"{' '.join(options)}")
-
-
-def gate_selection(undecided: list[Compared], threshold: float | None) -> list[str]:
-    """The gate's options that decide these rows: their benchmarks alone, at the comparison's threshold (None: the
-    gate's default), written as given (12.5%, not rounded)."""
-    options = ["--benchmarks", ",".join(result.key.name for result in undecided)]
-    return options + ["--threshold", f"{threshold * 100:g}%"] if threshold is not None else options
-
-
 def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchmarks: list[dict], threshold: float,
-               devices: list[str] = (), allow_unavailable: bool = False, commit_here=has_commit,
-               decide=None) -> Comparison:
+               devices: list[str] = (), allow_unavailable: bool = False, gate_line=None, decide=None) -> Comparison:
     """This run against a saved one: every benchmark both runs timed, judged. NOT MEASURED where the runs are not like
     with like, where they have no benchmark in common to judge, or where nothing was judged on one of devices (the
-    devices the run was asked for by name). decide(then_document, undecided, threshold), where given, decides the
-    CAN'T TELL rows of a comparison that counts (perf/report/decide.py: a Decision)."""
+    devices the run was asked for by name). Where given (perf/gate/decide.py's), gate_line(then_document, undecided,
+    threshold) is the line naming the gate that decides the CAN'T TELL rows, and decide(then_document, undecided,
+    threshold) runs it in a comparison that counts (a Decision)."""
     then_fssgd = then_document["machine_info"].get("fssgd") or {}
     then_rows, now_rows = rows_of(then_document["benchmarks"])[0], rows_of(now_benchmarks)[0]
     then_by_key = {row.key: row for row in then_rows if not row.study}
@@ -181,8 +147,8 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         results = [decision.decided.get(result.key, result) for result in results]
     counts = {verdict: sum(result.verdict == verdict for result in results) for verdict in words.COMPARISON_VERDICTS}
     lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict, count in counts.items() if count))
-    if undecided and not decision:
-        lines.append(gate_line(then_document, undecided, threshold, commit_here))
+    if undecided and not decision and gate_line:
+        lines.append(gate_line(then_document, undecided, threshold))
     lines += allowed
     slower = [result for result in results if result.verdict == words.SLOWER]
     table = {"results": tuple(results), "table_lines": (before, after)}
@@ -226,3 +192,38 @@ def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple
         failures.append(f"--fail-on-slower={fail_on_slower:.0%}: {'; '.join(said)}")
     undecided = [found.gate_not_measured for found in endings if found.gate_not_measured]
     return (FAILED if failures else NOT_MEASURED if undecided else PASSED), failures, undecided
+
+
+# The step summary's line for each exit status (perf/step_summary.py writes the summary).
+COMPARISON_EXITS = {PASSED: "exit 0: nothing it stands behind failed",
+                    FAILED: "exit 1: slower past --fail-on-slower, an error the gate found under --decide, a failed "
+                            "test or pytest-benchmark's --benchmark-compare-fail",
+                    NOT_MEASURED: "exit 10: it could not judge what it was asked, which is never a pass"}
+
+
+def comparison_summary(status: int, failures: list[str], unmeasured: list[str], comparisons: list,
+                       answer: list[str]) -> str:
+    """A comparison of saved runs' summary: its ending and exit status first, with why it failed and why what was
+    asked was not measured (perf/report/compare.py, run_ending: a run may fail and leave rows unmeasured), each
+    comparison's verdict table with its lines (a Comparison), then this run's answer as the terminal prints it."""
+    # The status is pytest's, which may be one of its own (an interruption, an internal error): said as it is.
+    word = {PASSED: words.PASSED, FAILED: words.FAILED, NOT_MEASURED: words.NOT_MEASURED}.get(status, "ended")
+    said = "; ".join(failures + [why if status == NOT_MEASURED else f"{words.NOT_MEASURED}: {why}"
+                                 for why in unmeasured])
+    exit_said = COMPARISON_EXITS.get(status, f"exit {status}: pytest's own status")
+    lines = [f"**--benchmark-compare {word}**" + (f": {said}" if said else "") + f" ({exit_said})", ""]
+    for found in comparisons:
+        first, past = found.table_lines or (len(found.lines), len(found.lines))
+        before, after = found.lines[:first], found.lines[past:]
+        lines += [line for note in before for line in (note, "")]  # a paragraph each, as the terminal's lines
+        if found.results:
+            lines += markdown(["benchmark", "then", "now", "change (interval)", "verdict"], [
+                [f"`{result.key.name}`", f"{result.then:.4g}", f"{result.now:.4g}",
+                 f"{result.change.value:.3f} ({result.change.low:.3f} to {result.change.high:.3f})",
+                 words.printed(result.verdict) + (" (the gate's)" if result.by_gate else "")]
+                for result in found.results])
+        lines += [line for note in after for line in (note, "")]
+    if answer:
+        lines += ["<details><summary>The answer for this run, as the terminal prints it</summary>", "", "```text"]
+        lines += answer + ["```", "", "</details>"]
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -2,30 +2,32 @@
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from perf.gate.ending import FAILING
-from perf.gate.versions import ROOT, has_commit
+from perf.gate.versions import has_commit
 from perf.judge import words
 from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
 from perf.judge.statistics import Interval
 from perf.measure import cpus
 from perf.measure.trials import SLOWDOWN_VARIABLE
-from perf.report.compare import Compared, gate_selection, gated_commit
+from perf.measure.worker import ROOT
+from perf.report.compare import Compared
 
 # The gate's verdicts that decide a row, as the comparison says them. INCONCLUSIVE and UNCONFIRMED (a flag that did
 # not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions. The
 # gate's rules are not the comparison's (docs/measurement.md#glossary): CLEAR rules out a slowdown of the threshold,
 # one-sided, where UNCHANGED rules out a change either way; a row so decided says "decided by the gate".
 CANT_TELL = words.printed(words.CANT_TELL)  # as the comparison's rows print it
+GATE_MODULE = ("-m", "perf.gate")
 DECIDED_AS = {words.REGRESSION: words.SLOWER, words.IMPROVEMENT: words.FASTER, words.CLEAR: words.UNCHANGED}
 # The gate's verdicts that fail the run whatever --fail-on-slower says: an error that repeated (a wrong answer, a
 # crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
-FAILS = tuple(verdict for verdict in FAILING if verdict not in DECIDED_AS)
+FAILS = tuple(verdict for verdict in words.FAILING if verdict not in DECIDED_AS)
 
 # The gate's screening budget under --decide: GATE_BUDGET_S_BASE and GATE_BUDGET_S_PER_ROW a row, at most
 # GATE_BUDGET_S. A pass costs its workers' start and a trial of each row on both versions, so a few rows are decided in
@@ -53,17 +55,53 @@ class Decision:
     failed: str | None = None
 
 
-def gate_command(commit: str, undecided: list[Compared], threshold: float, affinity, threads: int, report: Path,
-                 slowdown: str = "") -> list[str]:
+def gated_commit(then_document: dict, commit_here) -> tuple[str | None, str]:
+    """The saved run's commit, where a gate can check it out here, and ""; else None and why not, in a line.
+    commit_here(id): whether this repository has that commit."""
+    commit = then_document.get("commit_info") or {}
+    if commit.get("id") in (None, "", "unversioned", "unknown"):  # pytest-benchmark's words for none
+        return None, "The saved run records no commit, so no gate can time its code beside this one."
+    if commit.get("dirty"):
+        return None, (f"The saved run was made from {commit['id'][:10]} with uncommitted changes, so no gate can time "
+                      f"its code beside this one.")
+    if not commit_here(commit["id"]):
+        return None, (f"The saved run's commit {commit['id'][:10]} is not in this repository, so no gate can time it "
+                      f"here.")
+    return commit["id"], ""
+
+
+def gate_line(then_document: dict, undecided: list[Compared], threshold: float, affinity=(), threads: int = 0,
+              commit_here=has_commit) -> str:
+    """The one command that decides the CAN'T TELL rows, as --decide runs it: the gate of the saved run's commit
+    against the working tree, for those benchmarks alone; or why there is none. commit_here(id): whether this
+    repository has that commit."""
+    commit, why_not = gated_commit(then_document, commit_here)
+    if commit is None:
+        return why_not
+    return (f"{CANT_TELL} is this screen's limit, not a verdict. The gate decides them, timing the saved run's commit "
+            f"beside the working tree (--decide runs it): "
+            f"{command_line(gate_arguments(commit, undecided, threshold, affinity, threads))}")
+
+
+def command_line(arguments: list[str]) -> str:
+    """The gate's command as a reader pastes it, the one writer of it: the CAN'T TELL line's, --decide's and the
+    gate's replay line."""
+    return shlex.join(["python", *GATE_MODULE, *arguments])
+
+
+def gate_arguments(commit: str, undecided: list[Compared], threshold: float, affinity, threads: int) -> list[str]:
     """The gate of the saved run's commit against the working tree, for these rows' benchmarks alone, at the
-    comparison's threshold, on the run's CPUs (where it was pinned; else the gate's own one) and threads."""
-    command = [sys.executable, "-m", "perf.gate", commit, *gate_selection(undecided, threshold),
-               "--threads", str(threads), "--budget", f"{gate_budget_s(len(undecided))}", "--json", str(report)]
+    comparison's threshold written as given (12.5%, not rounded), on the run's CPUs (where it was pinned; else the
+    gate's own one) and threads, within the screening budget for that many rows."""
+    arguments = [commit, "--benchmarks", ",".join(result.key.name for result in undecided),
+                 "--threshold", f"{threshold * 100:g}%", "--threads", str(threads),
+                 "--budget", str(gate_budget_s(len(undecided)))]
     if affinity:
-        command += ["--cpu-affinity", cpus.compact(affinity)]
-    if slowdown:  # the comparison judged FSSGD_SLOWDOWN as a code change: the gate slows the working tree alone
-        command += ["--candidate-slowdown", slowdown]
-    return command
+        arguments += ["--cpu-affinity", cpus.compact(affinity)]
+    # The comparison judged FSSGD_SLOWDOWN as a code change: the gate slows the working tree alone.
+    if slowdown := os.environ.get(SLOWDOWN_VARIABLE):
+        arguments += ["--candidate-slowdown", slowdown]
+    return arguments
 
 
 def gate_process(command: list[str], say) -> tuple[int, str]:
@@ -88,13 +126,13 @@ def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: f
     commit, why_not = gated_commit(then_document, commit_here)
     if commit is None:
         return Decision(lines=[f"--decide: {why_not} The {CANT_TELL} rows stay so."])
+    arguments = gate_arguments(commit, undecided, threshold, affinity, threads)
     with tempfile.TemporaryDirectory(prefix="fssgd-decide-") as folder:
-        report = Path(folder) / "gate.json"
-        command = gate_command(commit, undecided, threshold, affinity, threads, report,
-                               os.environ.get(SLOWDOWN_VARIABLE, ""))
+        report = Path(folder) / "gate.json"  # where --decide reads the gate's verdicts
+        command = [sys.executable, *GATE_MODULE, *arguments, "--json", str(report)]
         say(f"fssgd-bench: --decide: the gate times {commit[:10]} beside the working tree for the "
             f"{len(undecided)} {CANT_TELL} row{'s' * (len(undecided) != 1)}, screening within "
-            f"{gate_budget_s(len(undecided))} s, then confirming any flag: python {' '.join(command[1:])}")
+            f"{gate_budget_s(len(undecided))} s, then confirming any flag: {command_line(arguments)}")
         try:
             status, last_line = run_gate(command, say)
         except OSError as error:

@@ -1,0 +1,36 @@
+"""Where a gate's or a comparison's ending goes in Markdown: the --summary file and $GITHUB_STEP_SUMMARY, for both."""
+
+import os
+from pathlib import Path
+
+SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"  # the file GitHub Actions shows on the job's page
+
+
+class SummaryError(Exception):
+    """A summary file that cannot be written; the message names it."""
+
+
+def summary_targets(path: Path | None) -> list[tuple[Path, str]]:
+    """Where a summary goes, and how: the --summary file afresh, and $GITHUB_STEP_SUMMARY appended to, as every step
+    of a CI job writes there."""
+    targets = [(Path(path), "w")] if path else []
+    if os.environ.get(SUMMARY_VARIABLE):
+        targets.append((Path(os.environ[SUMMARY_VARIABLE]), "a"))
+    return targets
+
+
+def check_summary_targets(path: Path | None) -> None:
+    """Raise SummaryError where a summary could not be written, so that a command stops before timing anything."""
+    write_summary(None, path)
+
+
+def write_summary(text: str | None, path: Path | None) -> None:
+    """The summary to the --summary file and to $GITHUB_STEP_SUMMARY, each where given (None: each opened to append,
+    nothing written); SummaryError naming the path that could not be written."""
+    for target, mode in summary_targets(path):
+        try:
+            with open(target, "a" if text is None else mode, encoding="utf-8") as summary:
+                if text is not None:
+                    summary.write(text.rstrip("\n") + "\n\n")  # a blank line apart from what a later step appends
+        except OSError as error:
+            raise SummaryError(f"cannot write the summary to {target}: {error.strerror or error}") from None
