@@ -14,8 +14,8 @@ to the next; two versions measured side by side need no baseline. A version is
     python -m perf.gate HEAD~5 HEAD --sizes 1000 --budget 150   # CI's drift gate
     python -m perf.gate HEAD~1 --benchmarks tf1_feed_dict-cpu-n1000,numpy_lean-cpu-n100000   # these alone
 
-Each version runs in worker processes of its own (perf/measure/worker.py: this tree's measurement with
-that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
+Each version runs in worker processes of its own, one per framework (perf/measure/workers.py; each runs this tree's
+measurement, perf/measure/worker.py, with that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
 packages beneath them. Every benchmark of either version is screened in passes (perf/gate/stages.py,
 perf/gate/interleave.py) and judged (perf/judge/rules.py); each one flagged is measured again alone.
 Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost

@@ -14,8 +14,10 @@ from perf.measure.workers import Workers
 class Pool:
     """workers[i]: the processes that time trial i of every benchmark, on the CPUs of affinity where given, else free.
     Starting TensorFlow in a process takes seconds, so a worker serves every benchmark's trial i rather than one each
-    (docs/measurement.md, "One process per trial index"). They start together, on first use, and every one has imported what it needs before any is
-    timed: an import beside a timed round would slow it. A worker that stopped is replaced on the next use."""
+    (docs/measurement.md, "One process per trial index"). They start together, on first use, and every one has
+    imported what it needs before any is timed: an import beside a timed round on its CPU would slow it (pinned, the
+    next extra pass's worker imports meanwhile on a CPU the run does not time on: prestarted). A worker that stopped
+    is replaced on the next use."""
 
     def __init__(self, size: int, threads: int, solvers: list[str], affinity: tuple[int, ...] = ()):
         self.size, self.threads, self.affinity, self.solvers = size, threads, affinity, solvers

@@ -37,8 +37,9 @@ Requests:
 A trial is held open so that the gate can time its rounds in turn with another version's, each round
 paired with theirs within milliseconds; the suite times a trial's rounds beside the timing reference's in the
 same process. Any request may answer {"missing": why} (no such solver in that version) or {"error": why,
-"kind": the exception's class, or "out of memory" whichever framework's it was} (a crash, a wrong answer, ops placed
-on another device, out of device memory: the open trial is then closed, so the memory it held is free).
+"kind": the exception's class, "wrong answer", "kept out" (a solver whose framework this process keeps out), or "out of
+memory" (a GPU trial's, whichever framework's)} (a crash, a wrong answer, ops placed on another device, out of device
+memory: the open trial is then closed, so the memory it held is free).
 Only the standard library is imported here at
 module level: the version's solvers must come first.
 """

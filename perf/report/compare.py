@@ -84,7 +84,7 @@ class Comparison:
     not_measured: str | None = None
     failed: str | None = None
     gate_not_measured: str | None = None
-    results: tuple = ()  # every verdict, as the gate decided it under --decide: the table in lines, for Markdown
+    results: tuple = ()  # every row's verdict (under --decide, those the gate decided as it did): for Markdown
     table_lines: tuple[int, int] | None = None  # where that table stands in lines, (first, past the last); None: none
 
 
