@@ -29,7 +29,9 @@ def verdict_read(saved: str) -> str:
 # no earlier commit to gate against (.ci/run, which cannot import this: the test checks it says the same). A usage
 # error is the gate's own word for its exit 2: a mistake in the command, not something it could not measure.
 PASSED, FAILED, NOT_MEASURED, NOT_GATED, USAGE_ERROR = "passed", "FAILED", "NOT MEASURED", "NOT GATED", "usage error"
-ENDINGS = (PASSED, FAILED, NOT_MEASURED, NOT_GATED, USAGE_ERROR)
+# How a bisect ends (perf/gate/bisect.py), beside NOT MEASURED and a usage error.
+FOUND, NOTHING_TO_FIND, UNDECIDED = "FOUND", "NOTHING TO FIND", "UNDECIDED"
+ENDINGS = (PASSED, FAILED, NOT_MEASURED, NOT_GATED, USAGE_ERROR, FOUND, NOTHING_TO_FIND, UNDECIDED)
 
 # What a run's lines say of a setting that changes its figures: two runs that differ in their environment
 # (perf/report/compare.py), and the test tooling FSSGD_SLOWDOWN and FSSGD_SHRINK (perf/report/summary.py).

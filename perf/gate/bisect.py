@@ -1,0 +1,258 @@
+"""python -m perf.gate.bisect GOOD BAD [gate options]: which first-parent commit between GOOD and BAD made it slower.
+
+A binary search over the first-parent commits after GOOD, up to BAD. Each step is one gate (python -m perf.gate: its
+screen, then its confirmation) of GOOD itself against the midpoint of the range left, for the benchmarks the gate
+options select (--benchmarks, --solvers, --sizes, --devices, --threshold, --cpu-affinity, --threads, --budget ...,
+passed to every step as they are): a confirmed REGRESSION in any of them moves the range's upper end there, CLEAR in
+all its lower end; anything else ends the search naming the range left undecided and why. The search first gates GOOD
+against BAD, and ends there where BAD is not slower. Once one commit is left, one more gate of its parent against it
+says whether that commit did it alone or small steps added up (a drift): the commit named is always where the sum
+first passes the threshold against GOOD.
+
+Why against GOOD each time, not neighbour against neighbour: a drift of three commits 4% each is no neighbour's
+regression, yet the question is where the code became slower than GOOD.
+
+    python -m perf.gate.bisect v1.2 HEAD --benchmarks tf1_feed_dict-cpu-n1000 --json bisect.json
+
+Exits (docs/gate.md): 1 a slower commit found, 0 nothing to find (BAD is not slower than GOOD), 3 undecided (a step
+could not tell), 10 NOT MEASURED (a step measured nothing), 2 a usage error.
+"""
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from perf.gate.decide import gate_process
+from perf.gate.versions import GateError, git
+from perf.judge import words
+from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
+from perf.step_summary import SummaryError, check_summary_targets, write_summary
+
+# Exit statuses (docs/gate.md): FAILED (1) and PASSED (0) as the gate's, NOT_MEASURED (10) and a usage error (2) alike.
+FOUND_EXIT, NOTHING_EXIT, UNDECIDED_EXIT, USAGE_EXIT = FAILED, PASSED, 3, 2
+ENDINGS = {FOUND_EXIT: words.FOUND, NOTHING_EXIT: words.NOTHING_TO_FIND, UNDECIDED_EXIT: words.UNDECIDED,
+           NOT_MEASURED: words.NOT_MEASURED}
+GATE_MODULE = ("-m", "perf.gate")
+# The gate's own options that the search sets itself for every step.
+OWN_OPTIONS = ("--json", "--summary")
+
+
+class BisectUsageError(Exception):
+    """The command asks for a search that cannot be made; the message says why."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One gate of the search: its baseline and candidate, its verdict for the selection (REGRESSION, CLEAR,
+    INCONCLUSIVE, or NOT_MEASURED), each benchmark's row as the gate saved it, why where it did not decide, and its
+    wall time."""
+    baseline: str
+    candidate: str
+    verdict: str
+    rows: list = field(default_factory=list)
+    why: str = ""
+    seconds: float = 0.0
+
+    def figures(self) -> str:
+        """Each benchmark's ratio candidate / baseline with its interval, as the gate saved them."""
+        return "; ".join(f"{row['benchmark']} {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+                         for row in self.rows if row.get("ratio")) or "no ratio"
+
+
+def step_verdict(rows: list[dict]) -> tuple[str, str]:
+    """The selection's verdict from the gate's rows, and why where it is none of REGRESSION and CLEAR: a confirmed
+    REGRESSION in any benchmark; CLEAR (or IMPROVEMENT) in all; else INCONCLUSIVE, naming the benchmarks left."""
+    if not rows:
+        return NOT_MEASURED, "the gate saved no benchmark"
+    verdicts = {row["benchmark"]: words.verdict_read(row["verdict"]) for row in rows}
+    if words.REGRESSION in verdicts.values():
+        return words.REGRESSION, ""
+    left = {name: verdict for name, verdict in verdicts.items() if verdict not in (words.CLEAR, words.IMPROVEMENT)}
+    if not left:
+        return words.CLEAR, ""
+    missing = [name for name, verdict in left.items() if verdict in (words.MISSING, words.NEW, words.SKIPPED)]
+    return words.INCONCLUSIVE, ("; ".join(f"{name} {words.printed(verdict)}" for name, verdict in left.items())
+                                + (": a commit in the range lacks it, or cannot run it here" if missing else ""))
+
+
+def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_process, say=print) -> Step:
+    """One step: python -m perf.gate BASELINE CANDIDATE OPTIONS, its rows read from the --json it saves. A usage error
+    of the gate's (exit 2) is the search's: BisectUsageError."""
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fssgd-bisect-") as folder:
+        report = Path(folder) / "gate.json"
+        status, last_line = run_gate([sys.executable, *GATE_MODULE, baseline, candidate, *options,
+                                      "--json", str(report)], say)
+        saved = json.loads(report.read_text()) if report.exists() else None
+    seconds = time.perf_counter() - began
+    if status == USAGE_EXIT:
+        raise BisectUsageError(f"the gate refused the command: {last_line}")
+    if status not in (PASSED, FAILED) or saved is None:
+        return Step(baseline, candidate, NOT_MEASURED, why=(saved or {}).get("ending") or last_line or
+                    f"the gate exited {status}", seconds=seconds)
+    verdict, why = step_verdict(saved["rows"])
+    return Step(baseline, candidate, verdict, saved["rows"], why, seconds)
+
+
+@dataclass
+class Search:
+    """The search's steps so far and how it ended: its exit status and its lines."""
+    good: str
+    bad: str
+    commits: list[str]  # after GOOD, up to BAD, oldest first
+    steps: list[Step] = field(default_factory=list)
+    status: int | None = None
+    lines: list[str] = field(default_factory=list)
+    culprit: str | None = None
+
+
+def searched(good: str, commits: list[str], run_step, say=print, subject=lambda commit: "",
+             parents=lambda commit: git_parents(commit)) -> Search:
+    """The binary search: run_step(baseline, candidate) -> Step for each gate; commits after GOOD up to BAD;
+    subject(commit) and parents(commit) as git gives them."""
+    search = Search(good, commits[-1], commits)
+
+    def step(baseline, candidate, why):
+        found = run_step(baseline, candidate)
+        search.steps.append(found)
+        say(f"bisect: step {len(search.steps)} ({why}): {candidate[:10]} against {baseline[:10]}: "
+            f"{words.printed(found.verdict)} ({found.figures()}{'; ' + found.why if found.why else ''}), "
+            f"{found.seconds:.0f} s")
+        return found
+
+    def ended(status, *lines):
+        search.status, search.lines = status, list(lines)
+        return search
+
+    first = step(good, commits[-1], "is BAD slower than GOOD?")
+    if first.verdict == NOT_MEASURED:
+        return ended(NOT_MEASURED, f"bisect: {words.NOT_MEASURED}: GOOD against BAD measured nothing: {first.why}")
+    if first.verdict == words.CLEAR:
+        return ended(NOTHING_EXIT, f"bisect: {words.NOTHING_TO_FIND}: {commits[-1][:10]} is not slower than "
+                                      f"{good[:10]} by the threshold ({first.figures()})")
+    if first.verdict != words.REGRESSION:
+        return ended(UNDECIDED_EXIT, f"bisect: {words.UNDECIDED}: the gate could not tell whether BAD is slower than GOOD: "
+                                f"{first.why}")
+    low, high, at = -1, len(commits) - 1, {len(commits) - 1: first}  # -1: GOOD itself
+    while high - low > 1:
+        middle = (low + high) // 2
+        found = step(good, commits[middle], f"{high - low - 1} commits left")
+        if found.verdict == words.REGRESSION:
+            high = middle
+        elif found.verdict == words.CLEAR:
+            low = middle
+        else:
+            lower = good if low < 0 else commits[low]
+            status = NOT_MEASURED if found.verdict == NOT_MEASURED else UNDECIDED_EXIT
+            return ended(status, f"bisect: {ENDINGS[status]}: the first slower commit lies after {lower[:10]}, up to "
+                                 f"{commits[high][:10]}; the gate of {commits[middle][:10]} could not tell: {found.why}")
+        at[middle] = found
+    culprit, parent = commits[high], good if high == 0 else commits[high - 1]
+    search.culprit = culprit
+    lines = [f"bisect: {words.FOUND}: {culprit[:10]} {subject(culprit)} is the first commit slower than GOOD by the threshold: "
+             f"{at[high].figures()}",
+             f"  its parent {parent[:10]} against GOOD: " + (at[low].figures() if low >= 0 else "it is GOOD")]
+    alone = at[high] if high == 0 else step(parent, culprit, "did it alone?")
+    if alone.verdict == words.REGRESSION:
+        lines.append(f"  {culprit[:10]} against its parent: REGRESSION ({alone.figures()}): this commit did it")
+    else:
+        lines.append(f"  {culprit[:10]} against its parent: {words.printed(alone.verdict)} ({alone.figures()}): no "
+                     f"one commit did it; small steps added up since GOOD, and {culprit[:10]} is where their sum "
+                     f"passes the threshold (a drift: see each step above)")
+    if len(parents(culprit)) > 1:
+        lines.append(f"  {culprit[:10]} is a merge: search inside it with python -m perf.gate.bisect {culprit[:10]}^1 "
+                     f"{culprit[:10]}^2 (the same options)")
+    return ended(FOUND_EXIT, *lines)
+
+
+def git_parents(commit: str) -> list[str]:
+    try:
+        return git("rev-list", "--parents", "-n", "1", commit).split()[1:]
+    except (GateError, OSError):
+        return []
+
+
+def first_parent_line(good: str, bad: str) -> tuple[str, list[str]]:
+    """GOOD's full hash and the first-parent commits after it up to BAD, oldest first; BisectUsageError where the
+    two do not make such a line."""
+    if bad == "." or good == ".":
+        raise BisectUsageError("GOOD and BAD must be commits: the search gates commits, and the working tree's "
+                               "uncommitted changes are in none (commit them first)")
+    resolved = []
+    for name, spec in (("GOOD", good), ("BAD", bad)):
+        try:
+            resolved.append(git("rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"))
+        except GateError:
+            raise BisectUsageError(f"{name} {spec!r} is not a commit of this repository (a shallow clone lacks "
+                                   f"history)") from None
+    good_id, bad_id = resolved
+    line = git("rev-list", "--first-parent", "--reverse", f"{good_id}..{bad_id}").split()
+    if not line:
+        raise BisectUsageError(f"BAD {bad!r} has no commit after GOOD {good!r}: nothing to search")
+    if git("rev-parse", f"{line[0]}^1") != good_id:
+        raise BisectUsageError(f"GOOD {good!r} is not on BAD's first-parent line (it came in through a merge): name "
+                               f"a commit of that line, e.g. the merge's first parent")
+    return good_id, line
+
+
+def subject_of(commit: str) -> str:
+    try:
+        return f"({git('log', '-1', '--format=%s', commit)[:72]})"
+    except (GateError, OSError):
+        return ""
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m perf.gate.bisect", description=__doc__.splitlines()[0],
+                                     epilog="Any other option is the gate's, passed to every step: python -m "
+                                            "perf.gate --help lists them.")
+    parser.add_argument("good", metavar="GOOD", help="a commit that is not slower")
+    parser.add_argument("bad", metavar="BAD", help="a later commit on its first-parent line that is")
+    parser.add_argument("--json", type=Path, help="write every step and the ending there")
+    parser.add_argument("--summary", type=Path, help="write the ending in Markdown there (and to $GITHUB_STEP_SUMMARY)")
+    options, gate_options = parser.parse_known_args(argv)
+    try:
+        check_summary_targets(options.summary)
+        good, commits = first_parent_line(options.good, options.bad)
+    except (BisectUsageError, SummaryError, GateError) as error:
+        parser.error(str(error))
+    most = 2 + math.ceil(math.log2(len(commits))) if len(commits) > 1 else 1
+    print(f"bisect: {len(commits)} first-parent commits after {good[:10]} up to {commits[-1][:10]}: at most {most} "
+          f"gates (GOOD against BAD, {most - 2 if len(commits) > 1 else 0} halvings, one of the culprit alone)")
+    began, timed = time.perf_counter(), []
+
+    def run_step(baseline, candidate):
+        found = gated(baseline, candidate, gate_options, say=lambda line: print(f"  {line}"))
+        if not timed and most > 1:
+            print(f"bisect: a step took {found.seconds:.0f} s: at most about {found.seconds * (most - 1) / 60:.0f} "
+                  f"minutes more")
+        timed.append(found)
+        return found
+
+    try:
+        search = searched(good, commits, run_step, subject=subject_of)
+    except BisectUsageError as error:
+        parser.error(str(error))
+    wall = time.perf_counter() - began
+    search.lines.append(f"bisect: {len(search.steps)} gates in {wall / 60:.1f} minutes")
+    print("\n".join(search.lines))
+    ending = {"good": good, "bad": commits[-1], "commits": commits, "status": search.status,
+              "ending": ENDINGS[search.status], "culprit": search.culprit, "lines": search.lines, "wall_s": wall,
+              "steps": [asdict(step) for step in search.steps]}
+    if options.json:
+        options.json.write_text(json.dumps(ending, indent=1) + "\n")
+    try:
+        write_summary("\n".join([f"**bisect {ENDINGS[search.status]}** (exit {search.status})", "",
+                                 *(f"- {line.strip()}" for line in search.lines)]), options.summary)
+    except SummaryError as error:
+        print(f"bisect: {error}", file=sys.stderr)
+    return search.status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
