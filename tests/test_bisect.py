@@ -155,3 +155,51 @@ def test_the_first_parent_line_and_the_ranges_that_make_none(history):
 def test_a_usage_error_is_a_line_and_exit_2_never_a_traceback():
     done = subprocess.run([sys.executable, "-m", "perf.gate.bisect", "HEAD~1", "."], capture_output=True, text=True)
     assert done.returncode == 2 and "must be commits" in done.stderr and "Traceback" not in done.stderr
+
+
+SLOW_NUMPY_LEAN = '''"""The float64 arithmetic without the original's redundant passes, made four times over (a real slowdown)."""
+
+from contextlib import contextmanager
+
+from solvers.answers import gradient_descent
+from solvers.problem import Problem
+
+
+@contextmanager
+def prepare(problem: Problem, device: str):
+    def run(iterations):
+        for _ in range(4):
+            fit = gradient_descent(problem, iterations)
+        return fit
+
+    yield run
+'''
+
+
+@pytest.mark.e2e
+def test_end_to_end_a_search_names_the_commit_that_slowed_a_solver(tmp_path):
+    # A clone of this repository with three commits after GOOD: a harmless one, a real fourfold slowdown of
+    # numpy_lean's code, another harmless one. At a 50% threshold the untouched commits are CLEAR and the slowed ones a
+    # REGRESSION far beyond any noise, so this checks the search's wiring through the real gate, not the machine.
+    from helpers import ROOT
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(clone)], check=True)
+    for name, value in (("user.name", "test"), ("user.email", "test@example.org")):
+        git(clone, "config", name, value)
+    (clone / "solvers" / "numpy_lean.py").write_text(SLOW_NUMPY_LEAN)
+    for message, path in (("harmless", "README.md"), ("slow", "solvers/numpy_lean.py"), ("harmless too", "README.md")):
+        if path == "README.md":
+            with open(clone / path, "a") as readme:
+                readme.write(f"\n<!-- {message} -->\n")
+        git(clone, "commit", "-q", "-m", message, path)
+    slow = git(clone, "rev-parse", "HEAD~1")
+    report = tmp_path / "bisect.json"
+    done = subprocess.run([sys.executable, "-m", "perf.gate.bisect", "HEAD~3", "HEAD", "--benchmarks",
+                           "numpy_lean-cpu-n1000", "--threshold", "50%", "--budget", "60", "--json", str(report)],
+                          cwd=clone, capture_output=True, text=True, timeout=900)
+    assert done.returncode == bisect.FOUND_EXIT, done.stdout + done.stderr
+    saved = json.loads(report.read_text())
+    assert saved["culprit"] == slow and saved["ending"] == words.FOUND and f"{slow[:10]} (slow)" in done.stdout
+    assert "this commit did it" in done.stdout and len(saved["steps"]) <= 4
+    assert [step["verdict"] for step in saved["steps"]][0] == words.REGRESSION  # BAD against GOOD first
