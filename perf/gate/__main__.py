@@ -45,6 +45,7 @@ from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import Key, cpus
 from perf.measure.environment import cpu_model, threads_argument
 from perf.measure.profiles import PROFILES, seconds_argument
+from perf.measure.schedule import MAX_TRIALS
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
 from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, write_summary
@@ -176,7 +177,7 @@ def main(argv=None) -> int:
                              "(tf1_feed_dict-cpu-n1000), instead of --solvers, --devices and --sizes")
     parser.add_argument("--budget", type=seconds_argument, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
-                             f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
+                             f"{stages.MIN_PASSES}; the undecided get passes until then, up to {MAX_TRIALS} "
                              f"(default: {stages.DEFAULT_BUDGET_S:.0f})")
     parser.add_argument("--passes", type=int, help="exactly this many screening passes, none stopped early")
     parser.add_argument("--no-confirm", action="store_true", help="report the screen's verdicts as they are")
