@@ -129,10 +129,15 @@ class GateParser(argparse.ArgumentParser):
     nothing reads as nothing wrong."""
     summary_report = None  # (the report so far, the --summary path), set once the targets are checked
 
+    def usage_error(self, message) -> int:
+        """USAGE_ERROR, once the summary says so where it can be written: for the parser's errors and the versions'."""
+        if not self.summary_report:
+            return USAGE_ERROR
+        report, path = self.summary_report
+        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
+
     def error(self, message):
-        if self.summary_report:
-            report, path = self.summary_report
-            summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
+        self.usage_error(message)
         super().error(message)
 
 
@@ -204,7 +209,8 @@ def main(argv=None) -> int:
     except (ValueError, SummaryError) as error:
         parser.error(str(error))
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser.summary_report = ({"rows": [], "machine": cpu_model(), "command": replaying(arguments, options.seed)},
+    machine = cpu_model()  # asked once: it reads /proc/cpuinfo
+    parser.summary_report = ({"rows": [], "machine": machine, "command": replaying(arguments, options.seed)},
                              options.summary)
     if options.cpu_affinity:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
@@ -226,9 +232,10 @@ def main(argv=None) -> int:
              f"{', '.join(f'{n:,}' for n in profile.sizes)}")
     # What every ending says, a gate that stopped early alike: the machine, where its workers ran, how to replay it.
     report = {"baseline": options.baseline, "candidate": options.candidate, "threshold": options.threshold,
-              "seed": seed, "asked": asked, "machine": cpu_model(),
+              "seed": seed, "asked": asked, "machine": machine,
               "cpu_affinity": cpus.affinity_setting(gate_affinity()), "confirmed": not options.no_confirm,
               "command": replaying(arguments, seed), "rows": []}
+    parser.summary_report = (report, options.summary)  # a usage error the versions find says all of it
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
@@ -244,8 +251,7 @@ def main(argv=None) -> int:
                                         seed + 1, say)
     except GateUsageError as error:
         print(f"python -m perf.gate: error: {error}", file=sys.stderr)
-        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {error}"},
-                          options.summary)
+        return parser.usage_error(str(error))
     except (GateError, WorkerStopped) as error:
         print(f"gate {words.NOT_MEASURED}: {error}")
         return summarized({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
