@@ -48,7 +48,7 @@ from perf.measure.profiles import PROFILES, seconds_argument
 from perf.measure.schedule import MAX_TRIALS
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
-from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, write_summary
+from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, summarized
 from solvers import DEVICES
 
 USAGE_ERROR = 2  # argparse's
@@ -134,7 +134,7 @@ class GateParser(argparse.ArgumentParser):
         if not self.summary_report:
             return USAGE_ERROR
         report, path = self.summary_report
-        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
+        return ended({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
 
     def error(self, message):
         self.usage_error(message)
@@ -155,15 +155,10 @@ def replaying(argv: list[str], seed: int | None) -> str:
     return command_line([*kept, *(["--seed", str(seed)] if seed is not None else [])])
 
 
-def summarized(report: dict, path: Path | None) -> int:
-    """The report's status, once its summary is written where asked (--summary, $GITHUB_STEP_SUMMARY); a summary that
-    cannot be written is said, and turns a pass into a usage error: CI would show nothing."""
-    try:
-        write_summary(gate_summary(report), path)
-    except SummaryError as error:
-        print(f"python -m perf.gate: error: {error}", file=sys.stderr)
-        return USAGE_ERROR if report["status"] == 0 else report["status"]
-    return report["status"]
+def ended(report: dict, path: Path | None) -> int:
+    """The gate's exit status, once the report's summary is written where asked (--summary, $GITHUB_STEP_SUMMARY)."""
+    say = lambda why: print(f"python -m perf.gate: error: {why}", file=sys.stderr)  # noqa: E731
+    return summarized(gate_summary(report), path, report["status"], USAGE_ERROR, say)
 
 
 def main(argv=None) -> int:
@@ -254,8 +249,8 @@ def main(argv=None) -> int:
         return parser.usage_error(str(error))
     except (GateError, WorkerStopped) as error:
         print(f"gate {words.NOT_MEASURED}: {error}")
-        return summarized({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
-                          options.summary)
+        return ended({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
+                     options.summary)
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
@@ -267,7 +262,7 @@ def main(argv=None) -> int:
     })
     if options.json:
         options.json.write_text(json.dumps(report, indent=1))
-    return summarized(report, options.summary)
+    return ended(report, options.summary)
 
 
 if __name__ == "__main__":
