@@ -12,8 +12,7 @@ from perf.measure.workers import Workers
 
 
 def imported(workers) -> None:
-    """Returns once every one of these fresh workers has imported its solvers: an import beside a timed round would
-    slow it. The first workers and each extra pass's alike."""
+    """Once these fresh workers have all imported their solvers: an import beside a timed round would slow it."""
     for fresh in workers:
         fresh.ask({"op": "solvers", "only": []})
 
