@@ -23,7 +23,7 @@ from perf.measure.schedule import Schedule
 from perf.gate import decide
 from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
-from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, write_summary
+from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, summarized
 from perf.storage import DEFAULT_STORAGE, RunError, StorageError, check_storage, read_run, runs_folder
 from solvers import tensorflow_support
 
@@ -130,7 +130,8 @@ def pytest_configure(config):
     except StorageError as error:
         raise pytest.UsageError(str(error)) from None
     except NotMeasured as error:
-        summarized(config, NOT_MEASURED, [], [str(error)])  # pytest.exit gives exactly this status
+        summarized(compare.comparison_summary(NOT_MEASURED, [], [str(error)], [], []),  # pytest.exit gives this status
+                   config.getoption("summary"), NOT_MEASURED, pytest.ExitCode.USAGE_ERROR, usage_error)
         pytest.exit(f"fssgd-bench: {words.NOT_MEASURED}: {error}", returncode=NOT_MEASURED)
 
 
@@ -342,14 +343,10 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
         not_measured(config, terminalreporter, why)
 
 
-def summarized(config, status: int, failures: list[str], unmeasured: list[str], endings=(), answer=()) -> None:
-    """The comparison's ending in Markdown, to --summary and $GITHUB_STEP_SUMMARY where given, with the exit status
-    pytest returns; one that cannot be written (checked before anything was timed) is a usage error."""
-    try:
-        write_summary(compare.comparison_summary(status, failures, unmeasured, list(endings), list(answer)),
-                      config.getoption("summary"))
-    except SummaryError as error:
-        raise pytest.UsageError(str(error)) from None
+def usage_error(why: str):
+    """A summary that cannot be written before anything is timed (its targets were checked just before): a usage
+    error, as pytest says one."""
+    raise pytest.UsageError(why)
 
 
 def pytest_unconfigure(config):
@@ -362,13 +359,11 @@ def pytest_unconfigure(config):
     session = config.stash[SESSION]
     if session.testsfailed:  # a wrong answer fails its benchmark's test
         failures = [f"{session.testsfailed} test{'s' * (session.testsfailed != 1)} failed", *failures]
-    try:
-        summarized(config, int(session.exitstatus), failures, unmeasured, endings, answer)
-    except pytest.UsageError as error:
-        if terminal := config.pluginmanager.get_plugin("terminalreporter"):
-            terminal.write_line(f"fssgd-bench: error: {error}", red=True, bold=True)
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    say = lambda why: terminal and terminal.write_line(f"fssgd-bench: error: {why}", red=True, bold=True)  # noqa: E731
+    text = compare.comparison_summary(int(session.exitstatus), failures, unmeasured, list(endings), list(answer))
+    session.exitstatus = summarized(text, config.getoption("summary"), session.exitstatus, pytest.ExitCode.USAGE_ERROR,
+                                    say)
 
 
 def not_measured(config, terminalreporter, why: str) -> None:

@@ -34,3 +34,14 @@ def write_summary(text: str | None, path: Path | None) -> None:
                     summary.write(text.rstrip("\n") + "\n\n")  # a blank line apart from what a later step appends
         except OSError as error:
             raise SummaryError(f"cannot write the summary to {target}: {error.strerror or error}") from None
+
+
+def summarized(text: str, path: Path | None, status, usage_error, say):
+    """The exit status once text is written where the summary goes: status, or, where it cannot be written (said by
+    say(why)), usage_error in place of a pass: a CI page that shows nothing reads as nothing wrong."""
+    try:
+        write_summary(text, path)
+    except SummaryError as error:
+        say(str(error))
+        return usage_error if status == 0 else status
+    return status

@@ -36,8 +36,9 @@ def unavailable_reason(package: str) -> str | None:
 
 
 # The packages with a GPU runtime of their own. Two in one process fight over CUDA's libraries: whichever loads its cuDNN
-# first leaves the other unable to start its CUDA backend (jax-ml/jax issues 18032 and 19004).
-GPU_FRAMEWORKS = ("tensorflow", "jax", "torch")
+# first leaves the other unable to start its CUDA backend (jax-ml/jax issues 18032 and 19004). In the order
+# solvers.prerequisites prints them: each is asked for a GPU where no other is loaded, so the order changes no answer.
+GPU_FRAMEWORKS = ("jax", "torch", "tensorflow")
 
 
 def gpu_unavailable_reason(package: str) -> str | None:

@@ -5,10 +5,7 @@ import sys
 
 import solvers
 from solvers import nvidia, packages, tensorflow_support
-
-# The order of the lines. Each framework is asked for a GPU where no other is loaded (packages.gpu_unavailable_reason),
-# so the order changes no answer.
-ORDER = ("jax", "torch", "tensorflow")
+from solvers.packages import GPU_FRAMEWORKS
 
 
 def build(package: str) -> str:
@@ -48,7 +45,8 @@ def report(names: list[str]) -> tuple[list[str], list[str]]:
     """(the lines to print, what is not ready) for the GPU benchmarks of the solvers named."""
     on_gpu = [solvers.get(name) for name in names if "gpu" in solvers.get(name).devices]
     needed = sorted({package for solver in on_gpu for package in solver.needs},
-                    key=lambda package: (ORDER.index(package) if package in ORDER else len(ORDER), package))
+                    key=lambda package: (GPU_FRAMEWORKS.index(package) if package in GPU_FRAMEWORKS
+                                         else len(GPU_FRAMEWORKS), package))
     driver = nvidia.driver_version()
     lines = [f"driver: {driver}" if driver else f"driver: none: {nvidia.NO_DRIVER}"]
     not_ready = []

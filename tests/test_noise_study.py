@@ -14,6 +14,7 @@ import pytest
 
 from perf.gate import stages
 from perf.judge.rules import judged
+from perf.measure.schedule import MAX_TRIALS
 from perf.research.neighbour import noisy_neighbour
 
 
@@ -131,7 +132,7 @@ def test_resampled_comparisons_follow_the_gates_rule_screen_then_confirmation():
     assert steady[1.0] == [("clear", stages.MIN_PASSES)] * 20
     assert steady[1.1] == [("confirmed", stages.MIN_PASSES)] * 20
     wild = resampled([repeat([1.0, -1.0, 0.5, -0.5])], 5)["noisy neighbour"]["a-cpu-n1"]
-    assert wild[1.0] == [("inconclusive", stages.MAX_PASSES)] * 5
+    assert wild[1.0] == [("inconclusive", MAX_TRIALS)] * 5
 
 
 def test_a_slowdown_of_the_threshold_is_seldom_passed_where_the_passes_scatter_widely():

@@ -15,6 +15,7 @@ from perf.measure import worker as worker_module
 from perf.measure.pool import Pool
 from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker, malloc_settings
 from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
+from solvers import packages
 
 VERSION = Version("suite", "this tree", ROOT, sys.executable)
 
@@ -50,6 +51,12 @@ def fake_workers(monkeypatch):
 
 def frameworks_needed(name: str) -> set[str]:
     return {package for package in solvers.get(name).needs if package in FRAMEWORKS}
+
+
+def test_the_workers_frameworks_are_the_solvers_gpu_frameworks():
+    """perf/measure/worker.py keeps its own list, since it serves other revisions' solvers, which may lack
+    solvers.packages': this tree's two name the same frameworks."""
+    assert set(FRAMEWORKS) == set(packages.GPU_FRAMEWORKS)
 
 
 def test_two_solvers_share_a_process_exactly_when_they_need_the_same_frameworks(fake_workers):

@@ -45,9 +45,10 @@ from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import Key, cpus
 from perf.measure.environment import cpu_model, threads_argument
 from perf.measure.profiles import PROFILES, seconds_argument
+from perf.measure.schedule import MAX_TRIALS
 from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import WorkerStopped
-from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, write_summary
+from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, summarized
 from solvers import DEVICES
 
 USAGE_ERROR = 2  # argparse's
@@ -128,10 +129,15 @@ class GateParser(argparse.ArgumentParser):
     nothing reads as nothing wrong."""
     summary_report = None  # (the report so far, the --summary path), set once the targets are checked
 
+    def usage_error(self, message) -> int:
+        """USAGE_ERROR, once the summary says so where it can be written: for the parser's errors and the versions'."""
+        if not self.summary_report:
+            return USAGE_ERROR
+        report, path = self.summary_report
+        return ended({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
+
     def error(self, message):
-        if self.summary_report:
-            report, path = self.summary_report
-            summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {message}"}, path)
+        self.usage_error(message)
         super().error(message)
 
 
@@ -149,15 +155,10 @@ def replaying(argv: list[str], seed: int | None) -> str:
     return command_line([*kept, *(["--seed", str(seed)] if seed is not None else [])])
 
 
-def summarized(report: dict, path: Path | None) -> int:
-    """The report's status, once its summary is written where asked (--summary, $GITHUB_STEP_SUMMARY); a summary that
-    cannot be written is said, and turns a pass into a usage error: CI would show nothing."""
-    try:
-        write_summary(gate_summary(report), path)
-    except SummaryError as error:
-        print(f"python -m perf.gate: error: {error}", file=sys.stderr)
-        return USAGE_ERROR if report["status"] == 0 else report["status"]
-    return report["status"]
+def ended(report: dict, path: Path | None) -> int:
+    """The gate's exit status, once the report's summary is written where asked (--summary, $GITHUB_STEP_SUMMARY)."""
+    say = lambda why: print(f"python -m perf.gate: error: {why}", file=sys.stderr)  # noqa: E731
+    return summarized(gate_summary(report), path, report["status"], USAGE_ERROR, say)
 
 
 def main(argv=None) -> int:
@@ -176,7 +177,7 @@ def main(argv=None) -> int:
                              "(tf1_feed_dict-cpu-n1000), instead of --solvers, --devices and --sizes")
     parser.add_argument("--budget", type=seconds_argument, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
-                             f"{stages.MIN_PASSES}; the undecided get passes until then, up to {stages.MAX_PASSES} "
+                             f"{stages.MIN_PASSES}; the undecided get passes until then, up to {MAX_TRIALS} "
                              f"(default: {stages.DEFAULT_BUDGET_S:.0f})")
     parser.add_argument("--passes", type=int, help="exactly this many screening passes, none stopped early")
     parser.add_argument("--no-confirm", action="store_true", help="report the screen's verdicts as they are")
@@ -203,7 +204,8 @@ def main(argv=None) -> int:
     except (ValueError, SummaryError) as error:
         parser.error(str(error))
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser.summary_report = ({"rows": [], "machine": cpu_model(), "command": replaying(arguments, options.seed)},
+    machine = cpu_model()  # asked once: it reads /proc/cpuinfo
+    parser.summary_report = ({"rows": [], "machine": machine, "command": replaying(arguments, options.seed)},
                              options.summary)
     if options.cpu_affinity:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
@@ -225,9 +227,10 @@ def main(argv=None) -> int:
              f"{', '.join(f'{n:,}' for n in profile.sizes)}")
     # What every ending says, a gate that stopped early alike: the machine, where its workers ran, how to replay it.
     report = {"baseline": options.baseline, "candidate": options.candidate, "threshold": options.threshold,
-              "seed": seed, "asked": asked, "machine": cpu_model(),
+              "seed": seed, "asked": asked, "machine": machine,
               "cpu_affinity": cpus.affinity_setting(gate_affinity()), "confirmed": not options.no_confirm,
               "command": replaying(arguments, seed), "rows": []}
+    parser.summary_report = (report, options.summary)  # a usage error the versions find says all of it
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
@@ -243,12 +246,11 @@ def main(argv=None) -> int:
                                         seed + 1, say)
     except GateUsageError as error:
         print(f"python -m perf.gate: error: {error}", file=sys.stderr)
-        return summarized({**report, "status": USAGE_ERROR, "ending": f"gate {words.USAGE_ERROR}: {error}"},
-                          options.summary)
+        return parser.usage_error(str(error))
     except (GateError, WorkerStopped) as error:
         print(f"gate {words.NOT_MEASURED}: {error}")
-        return summarized({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
-                          options.summary)
+        return ended({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
+                     options.summary)
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
@@ -260,7 +262,7 @@ def main(argv=None) -> int:
     })
     if options.json:
         options.json.write_text(json.dumps(report, indent=1))
-    return summarized(report, options.summary)
+    return ended(report, options.summary)
 
 
 if __name__ == "__main__":

@@ -18,12 +18,12 @@ from perf.gate.interleave import (Outcome, alternated, benchmarks_of, listings, 
 from perf.judge.outcome import DEFAULT_THRESHOLD
 from perf.judge.rules import FALSE_ALARM_RATE, Verdict, judged
 from perf.judge.words import ERROR, INCONCLUSIVE, REGRESSION, UNCONFIRMED
+from perf.measure.schedule import MAX_TRIALS
 
 # Every live benchmark's passes before any may stop. Few: the t interval at so few degrees of freedom is wide, so a
 # benchmark decided this soon is decided by a wide margin, and the trials the steady ones save go to the undecided
 # (chosen by replaying the noise study's recorded passes: docs/results/gate-design.md section 9).
 MIN_PASSES = 5
-MAX_PASSES = 40
 DEFAULT_BUDGET_S = 480  # no new screening pass starts after this; confirmation comes on top. The passes past
 # MIN_PASSES cost little: only the benchmarks still undecided are timed.
 CONFIRMATION_MIN_PASSES = 6
@@ -42,7 +42,7 @@ class Stopping:
     each benchmark the stage measures."""
     threshold: float = DEFAULT_THRESHOLD
     min_passes: int = MIN_PASSES
-    max_passes: int = MAX_PASSES
+    max_passes: int = MAX_TRIALS  # a benchmark's most passes are its most trials
     budget_s: float = DEFAULT_BUDGET_S
     per_run: bool = True
     budget_s_per_benchmark: float = 0.0

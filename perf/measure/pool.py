@@ -11,6 +11,12 @@ from perf.measure.worker import ROOT, Version
 from perf.measure.workers import Workers
 
 
+def imported(workers) -> None:
+    """Once these fresh workers have all imported their solvers: an import beside a timed round would slow it."""
+    for fresh in workers:
+        fresh.ask({"op": "solvers", "only": []})
+
+
 class Pool:
     """workers[i]: the processes that time trial i of every benchmark, on the CPUs of affinity where given, else free.
     Starting TensorFlow in a process takes seconds, so a worker serves every benchmark's trial i rather than one each
@@ -48,8 +54,7 @@ class Pool:
                 if self.workers[slot] is not None:
                     self.workers[slot].close()
                 self.workers[slot] = self.started(slot)
-            for slot in stopped:  # every new one has imported its solvers before any round is timed
-                self.workers[slot].ask({"op": "solvers", "only": []})
+            imported(self.workers[slot] for slot in stopped)  # all started first, so that they import in parallel
         return self.workers[index]
 
     def extra(self, index: int, solvers: list[str] | None = None) -> Workers:
@@ -66,7 +71,7 @@ class Pool:
                 ready[1].close()
                 ready = None
             self.extra_worker = ready or (index, self.started(index, solvers))
-            self.extra_worker[1].ask({"op": "solvers", "only": []})
+            imported([self.extra_worker[1]])
             self.next_worker = self.prestarted(index + 1, solvers)
         return self.extra_worker[1]
 

@@ -33,7 +33,7 @@ from solvers.problem import seed_problem
 # Caps the timing reference's n × steps: at n = 1e6 its rounds of 1,000 steps would take seconds, beside every round.
 # Its per-call cost is about half a step, so even the 100 steps left there keep it a per-step figure.
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
-# The most trials a benchmark takes, as the gate's most passes (perf/gate/stages.py).
+# The most trials a benchmark takes, and so the gate's most passes (perf/gate/stages.py).
 MAX_TRIALS = 40
 # Why a benchmark's trials stopped (extra_info["trials_stopped"]): precise enough for the comparison's threshold; not
 # yet when the budget ended, or at MAX_TRIALS; or out of reach: by its spread it would need more trials than MAX_TRIALS
