@@ -10,6 +10,7 @@ import pytest
 
 from perf.gate import bisect, versions
 from perf.judge import words
+from perf.judge.rules import Verdict
 
 GOOD = "g" * 40
 COMMITS = [f"{index}" * 40 for index in range(1, 8)]  # seven commits after GOOD, BAD last
@@ -202,4 +203,21 @@ def test_end_to_end_a_search_names_the_commit_that_slowed_a_solver(tmp_path):
     saved = json.loads(report.read_text())
     assert saved["culprit"] == slow and saved["ending"] == words.FOUND and f"{slow[:10]} (slow)" in done.stdout
     assert "this commit did it" in done.stdout and len(saved["steps"]) <= 4
+    # Its first gate, GOOD against BAD, failed between two commits, and said how to bisect it.
+    assert "which commit: python -m perf.gate.bisect" in done.stdout
     assert [step["verdict"] for step in saved["steps"]][0] == words.REGRESSION  # BAD against GOOD first
+
+
+def test_a_failed_gate_between_two_commits_prints_the_bisect_of_its_regressions(tmp_path):
+    rows = [Verdict(verdict, benchmark=name) for name, verdict in (
+        ("a-cpu-n1000", words.REGRESSION), ("b-cpu-n1000", words.CLEAR), ("c-cpu-n1000", words.REGRESSION))]
+    assert bisect.bisect_command("perf-baseline", "HEAD", rows, 0.10) == (
+        "which commit: python -m perf.gate.bisect perf-baseline HEAD --benchmarks a-cpu-n1000,c-cpu-n1000 "
+        "(docs/gate.md)")
+    assert "--threshold 20%" in bisect.bisect_command("HEAD~5", "HEAD", rows, 0.20)
+    # No line of commits to search: the working tree, an interpreter, a version with settings; nor without a regression.
+    interpreter = tmp_path / "python"
+    interpreter.write_text("")
+    for baseline, candidate in (("HEAD", "."), (str(interpreter), "HEAD"), ("HEAD", "HEAD:TF_ENABLE_ONEDNN_OPTS=0")):
+        assert bisect.bisect_command(baseline, candidate, rows, 0.10) is None
+    assert bisect.bisect_command("HEAD~1", "HEAD", rows[1:2], 0.10) is None

@@ -35,11 +35,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from perf.gate import stages
+from perf.gate.bisect import bisect_command
 from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.decide import command_line
 from perf.gate.ending import ending, gate_summary, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
-from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, threshold_argument
+from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, threshold_argument
 from perf.judge import words
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import Key, cpus
@@ -254,6 +255,9 @@ def main(argv=None) -> int:
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
+    # A failed gate between two commits: the command that finds which commit between them did it.
+    if status == FAILED and (line := bisect_command(options.baseline, options.candidate, rows, options.threshold)):
+        print(line)
     report.update({
         "baseline": baseline.description, "candidate": candidate.description, "status": status, "ending": last_line,
         "rows": [row.saved() for row in rows],

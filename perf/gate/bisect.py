@@ -30,7 +30,7 @@ from pathlib import Path
 from perf.gate.decide import gate_process
 from perf.gate.versions import GateError, git
 from perf.judge import words
-from perf.judge.outcome import FAILED, NOT_MEASURED, PASSED
+from perf.judge.outcome import DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
 from perf.step_summary import SummaryError, check_summary_targets, write_summary
 
 # Exit statuses (docs/gate.md): FAILED (1) and PASSED (0) as the gate's, NOT_MEASURED (10) and a usage error (2) alike.
@@ -168,6 +168,17 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
         lines.append(f"  {culprit[:10]} is a merge: search inside it with python -m perf.gate.bisect {culprit[:10]}^1 "
                      f"{culprit[:10]}^2 (the same options)")
     return ended(FOUND_EXIT, *lines)
+
+
+def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) -> str | None:
+    """The bisect that finds which commit made a failed gate's regressions, where both versions are revisions (a
+    working tree, an interpreter or an environment setting is no line of commits); else None."""
+    regressed = [row.benchmark for row in rows if row.verdict == words.REGRESSION]
+    if not regressed or any(spec == "." or ":" in spec or Path(spec).is_file() for spec in (baseline, candidate)):
+        return None
+    options = ["--benchmarks", ",".join(regressed)]
+    options += [] if threshold == DEFAULT_THRESHOLD else ["--threshold", f"{threshold:.0%}"]
+    return f"which commit: python -m perf.gate.bisect {baseline} {candidate} {' '.join(options)} (docs/gate.md)"
 
 
 def git_parents(commit: str) -> list[str]:
