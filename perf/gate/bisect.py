@@ -22,22 +22,20 @@ import argparse
 import json
 import math
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from perf.gate.decide import gate_process
+from perf.gate.decide import gate_process, gate_report
 from perf.gate.versions import GateError, git
 from perf.judge import words
 from perf.judge.outcome import DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
-from perf.step_summary import SummaryError, check_summary_targets, write_summary
+from perf.step_summary import SummaryError, check_summary_targets, summarized
 
 # Exit statuses (docs/gate.md): FAILED (1) and PASSED (0) as the gate's, NOT_MEASURED (10) and a usage error (2) alike.
 FOUND_EXIT, NOTHING_EXIT, UNDECIDED_EXIT, USAGE_EXIT = FAILED, PASSED, 3, 2
 ENDINGS = {FOUND_EXIT: words.FOUND, NOTHING_EXIT: words.NOTHING_TO_FIND, UNDECIDED_EXIT: words.UNDECIDED,
            NOT_MEASURED: words.NOT_MEASURED}
-GATE_MODULE = ("-m", "perf.gate")
 # The gate's own options that the search sets itself for every step.
 OWN_OPTIONS = ("--json", "--summary")
 
@@ -81,14 +79,13 @@ def step_verdict(rows: list[dict]) -> tuple[str, str]:
 
 
 def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_process, say=print) -> Step:
-    """One step: python -m perf.gate BASELINE CANDIDATE OPTIONS, its rows read from the --json it saves. A usage error
+    """One step: python -m perf.gate BASELINE CANDIDATE OPTIONS, its rows read from the report it saves. A usage error
     of the gate's (exit 2) is the search's: BisectUsageError."""
     began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="fssgd-bisect-") as folder:
-        report = Path(folder) / "gate.json"
-        status, last_line = run_gate([sys.executable, *GATE_MODULE, baseline, candidate, *options,
-                                      "--json", str(report)], say)
-        saved = json.loads(report.read_text()) if report.exists() else None
+    try:
+        status, last_line, saved = gate_report([baseline, candidate, *options], run_gate, say)
+    except OSError as error:
+        return Step(baseline, candidate, NOT_MEASURED, why=f"the gate cannot start: {error}")
     seconds = time.perf_counter() - began
     if status == USAGE_EXIT:
         raise BisectUsageError(f"the gate refused the command: {last_line}")
@@ -257,12 +254,10 @@ def main(argv=None) -> int:
               "steps": [asdict(step) for step in search.steps]}
     if options.json:
         options.json.write_text(json.dumps(ending, indent=1) + "\n")
-    try:
-        write_summary("\n".join([f"**bisect {ENDINGS[search.status]}** (exit {search.status})", "",
-                                 *(f"- {line.strip()}" for line in search.lines)]), options.summary)
-    except SummaryError as error:
-        print(f"bisect: {error}", file=sys.stderr)
-    return search.status
+    text = "\n".join([f"**bisect {ENDINGS[search.status]}** (exit {search.status})", "",
+                      *(f"- {line.strip()}" for line in search.lines)])
+    return summarized(text, options.summary, search.status, USAGE_EXIT,
+                      lambda why: print(f"python -m perf.gate.bisect: error: {why}", file=sys.stderr))
 
 
 if __name__ == "__main__":

@@ -118,6 +118,15 @@ def gate_process(command: list[str], say) -> tuple[int, str]:
     return process.returncode, last
 
 
+def gate_report(arguments: list[str], run_gate=gate_process, say=print) -> tuple[int, str, dict | None]:
+    """python -m perf.gate ARGUMENTS, run by run_gate(command, say) with a --json of its own: its exit status, its last
+    line, and the report it saved (None where it saved none). OSError where it cannot start."""
+    with tempfile.TemporaryDirectory(prefix="fssgd-gate-report-") as folder:
+        report = Path(folder) / "gate.json"
+        status, last_line = run_gate([sys.executable, *GATE_MODULE, *arguments, "--json", str(report)], say)
+        return status, last_line, json.loads(report.read_text()) if report.exists() else None
+
+
 def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: float, affinity=(), threads: int = 0,
                     say=print, commit_here=has_commit, run_gate=gate_process) -> Decision:
     """The gate run on the undecided rows, and what it decided. Where the saved run's commit cannot be checked out
@@ -127,17 +136,13 @@ def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: f
     if commit is None:
         return Decision(lines=[f"--decide: {why_not} The {CANT_TELL} rows stay so."])
     arguments = gate_arguments(commit, undecided, threshold, affinity, threads)
-    with tempfile.TemporaryDirectory(prefix="fssgd-decide-") as folder:
-        report = Path(folder) / "gate.json"  # where --decide reads the gate's verdicts
-        command = [sys.executable, *GATE_MODULE, *arguments, "--json", str(report)]
-        say(f"fssgd-bench: --decide: the gate times {commit[:10]} beside the working tree for the "
-            f"{len(undecided)} {CANT_TELL} row{'s' * (len(undecided) != 1)}, screening within "
-            f"{gate_budget_s(len(undecided))} s, then confirming any flag: {command_line(arguments)}")
-        try:
-            status, last_line = run_gate(command, say)
-        except OSError as error:
-            return Decision(not_measured=f"--decide: the gate cannot start: {error}")
-        saved = json.loads(report.read_text()) if report.exists() else None
+    say(f"fssgd-bench: --decide: the gate times {commit[:10]} beside the working tree for the "
+        f"{len(undecided)} {CANT_TELL} row{'s' * (len(undecided) != 1)}, screening within "
+        f"{gate_budget_s(len(undecided))} s, then confirming any flag: {command_line(arguments)}")
+    try:
+        status, last_line, saved = gate_report(arguments, run_gate, say)
+    except OSError as error:
+        return Decision(not_measured=f"--decide: the gate cannot start: {error}")
     if status not in (PASSED, FAILED) or saved is None:
         why = (saved or {}).get("ending") or last_line or f"it exited {status}"
         return Decision(not_measured=f"--decide: the gate on the {CANT_TELL} rows measured nothing to stand behind: "
