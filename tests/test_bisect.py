@@ -208,7 +208,15 @@ def test_end_to_end_a_search_names_the_commit_that_slowed_a_solver(tmp_path):
     assert [step["verdict"] for step in saved["steps"]][0] == words.REGRESSION  # BAD against GOOD first
 
 
-def test_a_failed_gate_between_two_commits_prints_the_bisect_of_its_regressions(tmp_path):
+def test_a_failed_gate_between_two_commits_prints_the_bisect_of_its_regressions(tmp_path, monkeypatch):
+    commits = {"perf-baseline": "a" * 40, "HEAD~5": "b" * 40, "HEAD~1": "c" * 40, "HEAD": "d" * 40, "HEAD@{0}": "d" * 40}
+
+    def git(*args):
+        if args[0] != "rev-parse" or args[1].removesuffix("^{commit}") not in commits:
+            raise versions.GateError("no such revision")
+        return commits[args[1].removesuffix("^{commit}")]
+
+    monkeypatch.setattr(bisect, "git", git)
     rows = [Verdict(verdict, benchmark=name) for name, verdict in (
         ("a-cpu-n1000", words.REGRESSION), ("b-cpu-n1000", words.CLEAR), ("c-cpu-n1000", words.REGRESSION))]
     assert bisect.bisect_command("perf-baseline", "HEAD", rows, 0.10) == (
@@ -221,3 +229,6 @@ def test_a_failed_gate_between_two_commits_prints_the_bisect_of_its_regressions(
     for baseline, candidate in (("HEAD", "."), (str(interpreter), "HEAD"), ("HEAD", "HEAD:TF_ENABLE_ONEDNN_OPTS=0")):
         assert bisect.bisect_command(baseline, candidate, rows, 0.10) is None
     assert bisect.bisect_command("HEAD~1", "HEAD", rows[1:2], 0.10) is None
+    # One commit against itself (an A/A gate), or a revision that is not there, is no line to search either.
+    assert bisect.bisect_command("HEAD", "HEAD@{0}", rows, 0.10) is None
+    assert bisect.bisect_command("nope", "HEAD", rows, 0.10) is None

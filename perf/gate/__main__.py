@@ -256,7 +256,9 @@ def main(argv=None) -> int:
                                options.allow_unavailable_devices)
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
     # A failed gate between two commits: the command that finds which commit between them did it.
-    if status == FAILED and (line := bisect_command(options.baseline, options.candidate, rows, options.threshold)):
+    # Not where the candidate is slowed on purpose: that slowdown is in no commit.
+    if status == FAILED and not options.candidate_slowdown and (
+            line := bisect_command(options.baseline, options.candidate, rows, options.threshold)):
         print(line)
     report.update({
         "baseline": baseline.description, "candidate": candidate.description, "status": status, "ending": last_line,

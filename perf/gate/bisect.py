@@ -168,10 +168,16 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
 
 
 def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) -> str | None:
-    """The bisect that finds which commit made a failed gate's regressions, where both versions are revisions (a
-    working tree, an interpreter or an environment setting is no line of commits); else None."""
+    """The bisect that finds which commit made a failed gate's regressions, where both versions are two different
+    commits (a working tree, an interpreter, an environment setting, or one commit against itself is no line of
+    commits); else None."""
     regressed = [row.benchmark for row in rows if row.verdict == words.REGRESSION]
     if not regressed or any(spec == "." or ":" in spec or Path(spec).is_file() for spec in (baseline, candidate)):
+        return None
+    try:
+        if git("rev-parse", f"{baseline}^{{commit}}") == git("rev-parse", f"{candidate}^{{commit}}"):
+            return None
+    except (GateError, OSError):
         return None
     options = ["--benchmarks", ",".join(regressed)]
     options += [] if threshold == DEFAULT_THRESHOLD else ["--threshold", f"{threshold:.0%}"]
