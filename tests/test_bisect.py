@@ -42,9 +42,26 @@ def test_the_single_culprit_is_named_wherever_it_lies(position):
                              parents=lambda commit: ["p"])
     assert search.status == bisect.FOUND_EXIT and search.culprit == COMMITS[position]
     assert "this commit did it" in search.lines[-1] and "FOUND" in search.lines[0]
-    # GOOD against BAD, three halvings of seven, and the culprit against its parent (none more where that is GOOD).
-    assert calls[0] == (GOOD, COMMITS[-1]) and len(calls) <= 1 + 3 + 1
-    assert all(baseline == GOOD for baseline, _ in calls[:-1]) and len(said) == len(calls)
+    # GOOD against BAD and three halvings of seven: a 25% culprit beside a parent at 1.00 (their intervals 2% wide)
+    # needs no gate against its parent.
+    assert calls[0] == (GOOD, COMMITS[-1]) and len(calls) <= 1 + 3
+    assert all(baseline == GOOD for baseline, _ in calls) and len(said) == len(calls)
+    assert position == 0 or "by their gates against GOOD: tf1_feed_dict-cpu-n1000 at least 1.201" in search.lines[-1]
+
+
+@pytest.mark.parametrize("position", range(1, len(COMMITS)))
+def test_a_culprit_the_gates_against_good_do_not_show_alone_is_gated_against_its_parent(position):
+    # 12%: its low end (1.098) over its parent's high end (1.02) is short of the whole threshold.
+    calls = []
+    search = bisect.searched(GOOD, COMMITS, history_gate(slowed_from(position, by=0.12), calls),
+                             say=lambda line: None, parents=lambda commit: ["p"])
+    assert search.culprit == COMMITS[position] and calls[-1] == (COMMITS[position - 1], COMMITS[position])
+    assert "against its parent: REGRESSION" in search.lines[-1] and "this commit did it" in search.lines[-1]
+    # A wider threshold asks more of the two gates against GOOD: the 25% culprit is then gated against its parent too.
+    calls = []
+    bisect.searched(GOOD, COMMITS, history_gate(slowed_from(position), calls), say=lambda line: None,
+                    parents=lambda commit: ["p"], threshold=0.25)
+    assert calls[-1] == (COMMITS[position - 1], COMMITS[position])
 
 
 def test_a_line_with_no_slowdown_ends_nothing_to_find_after_one_gate():

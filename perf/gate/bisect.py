@@ -6,8 +6,9 @@ options select (--benchmarks, --solvers, --sizes, --devices, --threshold, --cpu-
 passed to every step as they are): a confirmed REGRESSION in any of them moves the range's upper end there, CLEAR in
 all its lower end; anything else ends the search naming the range left undecided and why. The search first gates GOOD
 against BAD, and ends there where BAD is not slower. Once one commit is left, one more gate of its parent against it
-says whether that commit did it alone or small steps added up (a drift): the commit named is always where the sum
-first passes the threshold against GOOD.
+says whether that commit did it alone or small steps added up (a drift): the commit named is always the first the gate
+flags against GOOD. That gate is left out where the two gates against GOOD already show the commit alone slower by the
+whole threshold (its interval's low end over its parent's high end), as a single culprit of any size does.
 
 Why against GOOD each time, not neighbour against neighbour: a drift of three commits 4% each is no neighbour's
 regression, yet the question is where the code became slower than GOOD.
@@ -29,7 +30,7 @@ from pathlib import Path
 from perf.gate.decide import gate_process, gate_report
 from perf.gate.versions import GateError, git
 from perf.judge import words
-from perf.judge.outcome import DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
+from perf.judge.outcome import DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED, threshold_argument
 from perf.step_summary import SummaryError, check_summary_targets, summarized
 
 # Exit statuses (docs/gate.md): FAILED (1) and PASSED (0) as the gate's, NOT_MEASURED (10) and a usage error (2) alike.
@@ -78,6 +79,21 @@ def step_verdict(rows: list[dict]) -> tuple[str, str]:
                                 + (": a commit in the range lacks it, or cannot run it here" if missing else ""))
 
 
+def shown_alone(parent: Step | None, culprit: Step, threshold: float) -> str | None:
+    """Where the gates of a commit and of its parent against GOOD already show the commit alone slower by the whole
+    threshold in every benchmark it regressed (its low end over its parent's high end), those quotients; else None.
+    The whole threshold, not the gate's half: the two come from different gates, whose intervals miss by a few per
+    cent between runs (docs/gate.md)."""
+    parents = {row["benchmark"]: row for row in parent.rows} if parent else {}
+    regressed = [row for row in culprit.rows if words.verdict_read(row["verdict"]) == words.REGRESSION]
+    if not parent or not regressed or any(not parents.get(row["benchmark"], {}).get("high") for row in regressed):
+        return None
+    quotients = {row["benchmark"]: row["low"] / parents[row["benchmark"]]["high"] for row in regressed}
+    if min(quotients.values()) < 1 + threshold:
+        return None
+    return "; ".join(f"{name} at least {quotient:.3f}" for name, quotient in quotients.items())
+
+
 def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_process, say=print) -> Step:
     """One step: python -m perf.gate BASELINE CANDIDATE OPTIONS, its rows read from the report it saves. A usage error
     of the gate's (exit 2) is the search's: BisectUsageError."""
@@ -109,9 +125,9 @@ class Search:
 
 
 def searched(good: str, commits: list[str], run_step, say=print, subject=lambda commit: "",
-             parents=lambda commit: git_parents(commit)) -> Search:
+             parents=lambda commit: git_parents(commit), threshold: float = DEFAULT_THRESHOLD) -> Search:
     """The binary search: run_step(baseline, candidate) -> Step for each gate; commits after GOOD up to BAD;
-    subject(commit) and parents(commit) as git gives them."""
+    subject(commit) and parents(commit) as git gives them; the gate's threshold."""
     search = Search(good, commits[-1], commits)
 
     def step(baseline, candidate, why):
@@ -138,7 +154,8 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
     low, high, at = -1, len(commits) - 1, {len(commits) - 1: first}  # -1: GOOD itself
     while high - low > 1:
         middle = (low + high) // 2
-        found = step(good, commits[middle], f"{high - low - 1} commits left")
+        left = high - low - 1
+        found = step(good, commits[middle], f"{left} commit{'s' if left > 1 else ''} left")
         if found.verdict == words.REGRESSION:
             high = middle
         elif found.verdict == words.CLEAR:
@@ -151,16 +168,20 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
         at[middle] = found
     culprit, parent = commits[high], good if high == 0 else commits[high - 1]
     search.culprit = culprit
-    lines = [f"bisect: {words.FOUND}: {culprit[:10]} {subject(culprit)} is the first commit slower than GOOD by the threshold: "
-             f"{at[high].figures()}",
+    lines = [f"bisect: {words.FOUND}: {culprit[:10]} {subject(culprit)} is the first commit the gate flags against "
+             f"GOOD: {at[high].figures()}",
              f"  its parent {parent[:10]} against GOOD: " + (at[low].figures() if low >= 0 else "it is GOOD")]
-    alone = at[high] if high == 0 else step(parent, culprit, "did it alone?")
-    if alone.verdict == words.REGRESSION:
+    shown = shown_alone(at.get(low), at[high], threshold) if low >= 0 else None
+    alone = None if shown else at[high] if high == 0 else step(parent, culprit, "did it alone?")
+    if shown:
+        lines.append(f"  {culprit[:10]} against its parent, by their gates against GOOD: {shown}, past the whole "
+                     f"threshold: this commit did it (no gate of its own needed)")
+    elif alone.verdict == words.REGRESSION:
         lines.append(f"  {culprit[:10]} against its parent: REGRESSION ({alone.figures()}): this commit did it")
     else:
         lines.append(f"  {culprit[:10]} against its parent: {words.printed(alone.verdict)} ({alone.figures()}): no "
                      f"one commit did it; small steps added up since GOOD, and {culprit[:10]} is where their sum "
-                     f"passes the threshold (a drift: see each step above)")
+                     f"is first flagged (a drift: see each step above)")
     if len(parents(culprit)) > 1:
         lines.append(f"  {culprit[:10]} is a merge: search inside it with python -m perf.gate.bisect {culprit[:10]}^1 "
                      f"{culprit[:10]}^2 (the same options)")
@@ -230,6 +251,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="write every step and the ending there")
     parser.add_argument("--summary", type=Path, help="write the ending in Markdown there (and to $GITHUB_STEP_SUMMARY)")
     options, gate_options = parser.parse_known_args(argv)
+    threshold = argparse.ArgumentParser(add_help=False)  # the gate's, read for the culprit's own gate
+    threshold.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD)
+    threshold = threshold.parse_known_args(gate_options)[0].threshold
     try:
         check_summary_targets(options.summary)
         good, commits = first_parent_line(options.good, options.bad)
@@ -237,7 +261,8 @@ def main(argv=None) -> int:
         parser.error(str(error))
     most = 2 + math.ceil(math.log2(len(commits))) if len(commits) > 1 else 1
     print(f"bisect: {len(commits)} first-parent commits after {good[:10]} up to {commits[-1][:10]}: at most {most} "
-          f"gates (GOOD against BAD, {most - 2 if len(commits) > 1 else 0} halvings, one of the culprit alone)")
+          f"gates (GOOD against BAD, {most - 2 if len(commits) > 1 else 0} halvings, one of the culprit against "
+          f"its parent where those do not show it)")
     began, timed = time.perf_counter(), []
 
     def run_step(baseline, candidate):
@@ -249,7 +274,7 @@ def main(argv=None) -> int:
         return found
 
     try:
-        search = searched(good, commits, run_step, subject=subject_of)
+        search = searched(good, commits, run_step, subject=subject_of, threshold=threshold)
     except BisectUsageError as error:
         parser.error(str(error))
     wall = time.perf_counter() - began
