@@ -79,9 +79,8 @@ class Version:
     description: str  # what it is: a revision and its commit, the working tree, an interpreter
     tree: Path  # where its solvers are
     python: str
-    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS,
-    # FSSGD_CPU_AFFINITY (a CPU list, or "free": its workers unpinned), or FSSGD_SLOWDOWN (test tooling). The gate's
-    # own environment is every version's otherwise.
+    # Environment variables for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS,
+    # FSSGD_CPU_AFFINITY (a CPU list, or "free"), FSSGD_SLOWDOWN (test tooling).
     env: tuple[tuple[str, str], ...] = ()
 
     def with_env(self, **variables) -> "Version":
@@ -259,9 +258,8 @@ def malloc_settings(environ=os.environ) -> dict[str, str]:
 
 
 class Worker:
-    """Our end of one version's worker process: timed on the CPUs given (its CPU affinity), else wherever the system
-    puts it; its packages imported on import_cpu first where given; every framework but framework's kept out of it
-    where that is given."""
+    """Our end of one version's worker process, pinned to affinity where given, importing on import_cpu first where
+    given, every framework but framework's kept out of it where given."""
 
     def __init__(self, version: Version, threads: int, preload: list[str] | None = None,
                  affinity: tuple[int, ...] = (), import_cpu: int | None = None, framework: str | None = None):
