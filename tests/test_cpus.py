@@ -92,7 +92,7 @@ def test_a_run_chooses_its_quiet_cpu_once_and_times_every_pass_and_reports_on_it
         def close(self):
             pass
 
-    monkeypatch.setattr(interleave, "Workers", Workers)
+    monkeypatch.setattr(interleave, "WorkerSet", Workers)
     versions = [SimpleNamespace(label="baseline"), SimpleNamespace(label="candidate")]
     for pass_index in range(3):
         with interleave.started_for_pass(versions, 1, pass_index):

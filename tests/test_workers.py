@@ -14,7 +14,7 @@ from perf.measure import cpus, workers
 from perf.measure import worker as worker_module
 from perf.measure.pool import Pool
 from perf.measure.worker import FRAMEWORKS, ROOT, Version, Worker, malloc_settings
-from perf.measure.workers import NO_FRAMEWORK, Workers, framework_of
+from perf.measure.workers import NO_FRAMEWORK, WorkerSet, framework_of
 from solvers import packages
 
 VERSION = Version("suite", "this tree", ROOT, sys.executable)
@@ -60,7 +60,7 @@ def test_the_workers_frameworks_are_the_solvers_gpu_frameworks():
 
 
 def test_two_solvers_share_a_process_exactly_when_they_need_the_same_frameworks(fake_workers):
-    every = Workers(VERSION, 1, list(solvers.REGISTRY))
+    every = WorkerSet(VERSION, 1, list(solvers.REGISTRY))
     opened_in = {}
     for name in [*solvers.REGISTRY, "only_in_another_version"]:
         every.ask({"op": "open", "solver": name})
@@ -77,7 +77,7 @@ def test_two_solvers_share_a_process_exactly_when_they_need_the_same_frameworks(
 
 
 def test_a_process_per_framework_starts_at_once_each_with_its_solvers_and_those_alongside(fake_workers):
-    Workers(VERSION, 1, ["jax_step", "numpy_lean", "tf1_feed_dict", "jax_fori_loop"], alongside=("numpy_loop",))
+    WorkerSet(VERSION, 1, ["jax_step", "numpy_lean", "tf1_feed_dict", "jax_fori_loop"], alongside=("numpy_loop",))
     assert [worker.preload for worker in fake_workers] == [["jax_step", "jax_fori_loop", "numpy_loop"],
                                                            ["numpy_lean", "numpy_loop"],
                                                            ["tf1_feed_dict", "numpy_loop"]]
@@ -118,7 +118,7 @@ def test_pinned_the_next_extra_pass_imports_on_a_cpu_the_workers_are_not_timed_o
 
 
 def test_a_trial_is_opened_timed_and_closed_in_its_frameworks_process(fake_workers):
-    both = Workers(VERSION, 1, ["numpy_lean", "jax_step"])
+    both = WorkerSet(VERSION, 1, ["numpy_lean", "jax_step"])
     numpy, jax = fake_workers
     assert both.ask({"op": "plan", "solver": "jax_step"})["pid"] == jax.process.pid
     both.ask({"op": "open", "solver": "jax_step"})
@@ -129,14 +129,14 @@ def test_a_trial_is_opened_timed_and_closed_in_its_frameworks_process(fake_worke
 
 
 def test_a_solver_not_started_with_gets_its_frameworks_process_when_first_asked_for(fake_workers):
-    only_numpy = Workers(VERSION, 1, ["numpy_lean"], alongside=("numpy_loop",))
+    only_numpy = WorkerSet(VERSION, 1, ["numpy_lean"], alongside=("numpy_loop",))
     only_numpy.ask({"op": "open", "solver": "tf1_callable"})
     assert [worker.preload for worker in fake_workers] == [["numpy_lean", "numpy_loop"], ["tf1_callable", "numpy_loop"]]
     assert fake_workers[1].asked == [{"op": "open", "solver": "tf1_callable"}]
 
 
 def test_each_solver_is_listed_by_its_own_process_and_a_solver_this_tree_lacks_by_one_of_its_own(fake_workers):
-    listed = Workers(VERSION, 1, ["numpy_loop", "jax_step"]).ask({"op": "solvers", "only": None})["solvers"]
+    listed = WorkerSet(VERSION, 1, ["numpy_loop", "jax_step"]).ask({"op": "solvers", "only": None})["solvers"]
     # Each process keeps every other framework out; the unknown solver's, none: its needs are its version's to say.
     assert [worker.framework for worker in fake_workers] == ["numpy", "jax", None, "tensorflow"]
     assert list(listed) == ["numpy_loop", "jax_step", "only_in_another_version", "tf1_feed_dict"]  # the version's order
@@ -148,7 +148,7 @@ def test_each_solver_is_listed_by_its_own_process_and_a_solver_this_tree_lacks_b
 
 
 def test_listing_none_asks_every_started_process_so_that_it_returns_once_all_have_imported(fake_workers):
-    assert Workers(VERSION, 1, ["numpy_loop", "jax_step"]).ask({"op": "solvers", "only": []}) == {"solvers": {}}
+    assert WorkerSet(VERSION, 1, ["numpy_loop", "jax_step"]).ask({"op": "solvers", "only": []}) == {"solvers": {}}
     assert [worker.asked for worker in fake_workers] == [[{"op": "solvers", "only": []}]] * 2
 
 
@@ -156,7 +156,7 @@ def test_listing_none_asks_every_started_process_so_that_it_returns_once_all_hav
 def test_no_worker_process_imports_a_framework_its_solvers_do_not_need():
     """Real processes, JAX's and TensorFlow's (PyTorch is not installed here; the rule is the same), each listing and
     timing its own solver beside the timing reference."""
-    started = Workers(VERSION, 1, ["jax_step", "tf1_feed_dict", "numpy_lean"], alongside=("numpy_loop",))
+    started = WorkerSet(VERSION, 1, ["jax_step", "tf1_feed_dict", "numpy_lean"], alongside=("numpy_loop",))
     try:
         listed = started.ask({"op": "solvers", "only": None})["solvers"]  # every solver's reasons: every package asked
         opened = started.ask({"op": "open", "solver": "jax_step", "device": "cpu", "n": 100, "steps": 10, "calls": 1,
@@ -193,7 +193,7 @@ def test_the_jax_process_never_imports_torch_nor_the_torch_process_jax(tmp_path,
     which process imports it. Both frameworks importable, as on a GPU machine."""
     (tmp_path / "torch.py").write_text("__version__ = '0.0.0+stand-in'\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    started = Workers(VERSION, 1, ["jax_step", "torch_eager"], alongside=("numpy_loop",))
+    started = WorkerSet(VERSION, 1, ["jax_step", "torch_eager"], alongside=("numpy_loop",))
     try:
         listed = started.ask({"op": "solvers", "only": ["jax_step", "torch_eager"]})["solvers"]
         loaded = {framework: process.ask({"op": "frameworks"})["frameworks"]

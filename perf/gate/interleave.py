@@ -27,7 +27,7 @@ from perf.gate.versions import GateError, GateUsageError
 from perf.judge.words import ERROR, MISSING, NEW, SKIPPED
 from perf.measure import Key
 from perf.measure import cpus
-from perf.measure.workers import Workers
+from perf.measure.workers import WorkerSet
 from solvers import REGISTRY
 
 # The gate pins TensorFlow to one thread, unlike the benchmarks (TensorFlow's defaults, as the seed ran): in
@@ -149,7 +149,7 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
 
 @contextmanager
 def started(versions: list, threads: int, preload: list[str] | None = None):
-    """A worker per version, label -> Workers (a process per framework), each with the solvers in preload imported
+    """A worker per version, label -> WorkerSet (a process per framework), each with the solvers in preload imported
     (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default
     one): two versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened
     a trial stops mattering (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
@@ -160,7 +160,7 @@ def started(versions: list, threads: int, preload: list[str] | None = None):
         workers = {}
         for index, version in enumerate(versions):
             turn = index % len(may_use)
-            worker = Workers(version, threads, preload, affinity, tuple(may_use[turn:] + may_use[:turn]))
+            worker = WorkerSet(version, threads, preload, affinity, tuple(may_use[turn:] + may_use[:turn]))
             stack.callback(worker.close)
             workers[version.label] = worker
         yield workers

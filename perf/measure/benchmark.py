@@ -27,8 +27,7 @@ class Measurement:
 
     def reported(self, benchmark) -> Fit:
         """The fit of the last timed round, its answer checked, its rounds in pytest-benchmark and its extra_info
-        recorded. Fails it, without a traceback of ours, when a framework ran out of device memory (saying who held
-        the GPU), TensorFlow ran the ops elsewhere, the answer is wrong or the solver crashed."""
+        recorded; a failed trial fails the test, without a traceback of ours."""
         if benchmark.disabled:
             fit, scheduled = self.checked_here(benchmark), None
         else:

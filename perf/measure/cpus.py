@@ -1,10 +1,7 @@
 """Which CPUs the workers are timed on (their CPU affinity): a list as taskset -c takes it, checked, and how it reads.
 
-The suite's default is free (the seed's: wherever the system puts them); `pytest perf/ --cpu-affinity 1` pins them, and
-the gate always pins, by default to the quiet CPU: of those this process may use, the one that has taken the fewest
-block-device interrupts, the last on a tie (`--cpu-affinity quiet` in the suite). On a 2-vCPU VM whose disk interrupts
-all land on CPU 1, trials there scattered more than on CPU 0 (docs/measurement.md, "Which CPU"). Only the standard
-library: the worker (perf/measure/worker.py) reads its list here inside another version's tree.
+The suite's default is free; the gate always pins, by default to the quiet CPU (docs/measurement.md, "Which CPU").
+Only the standard library: the worker (perf/measure/worker.py) reads its list here inside another version's tree.
 """
 
 import argparse
@@ -40,8 +37,7 @@ def parsed(text: str) -> tuple[int, ...]:
 
 
 def disk_interrupts(text: str | None = None) -> dict[int, int]:
-    """Per CPU, the block-device interrupts it has taken since boot, from /proc/interrupts' text; {} where it cannot be
-    read (not Linux) or names no block device."""
+    """Per CPU, the block-device interrupts it has taken since boot, from /proc/interrupts' text; {} where unknown."""
     if text is None:
         try:
             with open(INTERRUPTS) as file:
@@ -72,15 +68,14 @@ def quiet_cpu(may_use: list[int] | None = None, taken: dict[int, int] | None = N
 
 @functools.cache
 def chosen_quiet_cpu() -> int:
-    """This run's quiet CPU (quiet_cpu()), chosen at its first use and kept for the process: the suite's and the gate's
-    run each choose once, record it and time every pass on it. Read again at every pass, a near tie of interrupts
-    would move the workers to another CPU mid-run, and the report could name a CPU that timed nothing."""
+    """This run's quiet CPU, chosen once: read again at every pass, a near tie of interrupts would move the workers to
+    another CPU mid-run, and the report could name a CPU that timed nothing."""
     return quiet_cpu()
 
 
 def cpu_list(text: str) -> tuple[int, ...]:
-    """The CPUs a list names, each one this process may use, or this run's quiet CPU (chosen_quiet_cpu()) for 'quiet';
-    ValueError saying why not, naming those it may."""
+    """The CPUs a list names, each one this process may use, or this run's quiet CPU for 'quiet'; ValueError saying why
+    not."""
     if text.strip() == QUIET:
         return (chosen_quiet_cpu(),)
     cpus, may_use = parsed(text), allowed()
@@ -115,6 +110,5 @@ def affinity_setting(cpus) -> str:
 
 
 def recorded_affinity(fssgd: dict) -> str:
-    """A saved run's CPU affinity from its machine_info.fssgd: runs from before --cpu-affinity ran free, unless
-    wrapped in taskset, which nothing recorded."""
+    """A saved run's CPU affinity from its machine_info.fssgd: runs from before --cpu-affinity ran free."""
     return fssgd.get("cpu_affinity") or FREE

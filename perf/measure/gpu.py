@@ -1,8 +1,7 @@
 """How several worker processes share one GPU: the memory settings each starts with, what it held, what ran out.
 
-Only the standard library at module level, and no framework imported here: the worker (perf/measure/worker.py) uses
-this inside another version's tree, and reads a framework only where that version's solvers already imported it.
-"""
+Only the standard library, and no framework imported here: the worker (perf/measure/worker.py) uses this inside another
+version's tree, and reads a framework only where that version's solvers imported it."""
 
 import gc
 import os
@@ -18,10 +17,9 @@ from functools import cache
 MEMORY_SETTINGS = {"TF_FORCE_GPU_ALLOW_GROWTH": "true", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 OUT_OF_MEMORY = "out of memory"  # the kind a worker gives an out-of-memory error, whichever framework raised it
 # Where released() cannot reset a framework's peak: JAX's memory_stats() keeps peak_bytes_in_use for the process's
-# life. Its peak is read as each trial opens too, so that a trial's own peak is told from an earlier trial's.
+# life, so its peak is read as each trial opens too (peak_at_open).
 PEAK_NOT_RESET = ("jax",)
-# What a recorded peak is the peak of (extra_info.gpu_peak_scope): the trial's own, or the worker's since it started,
-# which the trial did not raise, so the trial's own peak is at most that.
+# What a recorded peak is the peak of (extra_info.gpu_peak_scope): the trial's own, or the worker's so far (trial_peak).
 TRIAL, WORKER = "trial", "worker"
 # The exception classes the frameworks raise when a device allocation fails: TensorFlow's, PyTorch's, and JAX's (whose
 # runtime error says RESOURCE_EXHAUSTED in its message, and otherwise means other failures too).
@@ -59,23 +57,21 @@ def memory_settings(environ=os.environ) -> dict[str, str]:
 
 
 def out_of_memory(error: BaseException, device: str) -> str | None:
-    """What to say of a trial's error where its GPU ran out of memory (out_of_memory_message), else None. Only a GPU
-    trial's error is told so: on the CPU the same words mean the host's memory, and the error keeps its traceback."""
+    """out_of_memory_message where a GPU trial's error is out of memory, else None: on the CPU the same words mean the
+    host's memory, and the error keeps its traceback."""
     return out_of_memory_message(error, holders()) if device == "gpu" and is_out_of_memory(error) else None
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """Whether error is a framework's out-of-memory error (TensorFlow's, JAX's, PyTorch's), or wraps one: told by the
-    class or the message of an error in its chain."""
+    """Whether error is a framework's out-of-memory error, or wraps one."""
     return out_of_memory_cause(error) is not None
 
 
 def out_of_memory_cause(error: BaseException) -> BaseException | None:
-    """The out-of-memory error in error's chain (itself, the errors it wraps, theirs...), or None: one of an
-    out-of-memory class first, else the innermost whose message says an allocation failed, which a wrapper's repeats.
-    An error wraps its __cause__ (raise ... from), and its __context__ only where it hid it (raise ... from None, as
-    torch.compile's BackendCompilerFailed and InductorError do): an error raised while another was handled, without
-    either, is a failure of its own, not the one it interrupted."""
+    """The out-of-memory error in error's chain, or None: one of an out-of-memory class first, else the innermost whose
+    message says an allocation failed, which a wrapper's repeats. An error wraps its __cause__ (raise ... from), and
+    its __context__ only where it hid it (raise ... from None, as torch.compile's errors do): one raised while another
+    was handled, without either, is a failure of its own."""
     chain, seen, waiting = [], set(), [error]
     while waiting:
         link = waiting.pop(0)
@@ -95,8 +91,7 @@ def out_of_memory_class(error: BaseException) -> bool:
 
 
 def out_of_memory_line(error: BaseException) -> str | None:
-    """The first line of error's message that says a device allocation failed (OUT_OF_MEMORY_MESSAGES), or None; None
-    too where the message does not name the GPU anywhere."""
+    """The first line of error's message that says a device allocation failed, where the message names the GPU."""
     message = str(error)
     if not GPU_NAMED.search(message):
         return None
@@ -105,7 +100,7 @@ def out_of_memory_line(error: BaseException) -> str | None:
 
 
 def nvidia_smi(*arguments: str) -> str:
-    """What the NVIDIA driver's nvidia-smi prints with these arguments; '' without a driver or where it fails."""
+    """What nvidia-smi prints with these arguments; '' without a driver or where it fails."""
     if not shutil.which("nvidia-smi"):
         return ""
     try:
@@ -123,8 +118,7 @@ def holders() -> list[str]:
 
 @cache
 def models() -> tuple[str, ...]:
-    """Each GPU's model and driver version as the driver reports them ('NVIDIA H100 80GB HBM3, 570.86'); empty
-    without a driver."""
+    """Each GPU's model and driver version ('NVIDIA H100 80GB HBM3, 570.86'); empty without a driver."""
     listing = nvidia_smi("--query-gpu=name,driver_version", "--format=csv,noheader")
     return tuple(line.strip() for line in listing.splitlines() if line.strip())
 
@@ -137,8 +131,7 @@ def driver_cuda_version() -> str | None:
 
 
 def out_of_memory_message(error: BaseException, held_by: list[str]) -> str:
-    """What ran out (the out-of-memory error in error's chain, not a wrapper around it), who held the GPU then, and
-    what to change."""
+    """What ran out (not a wrapper around it), who held the GPU then, and what to change."""
     cause = out_of_memory_cause(error) or error
     first_line = out_of_memory_line(cause) or (str(cause).strip().splitlines() or [type(cause).__name__])[0]
     raised_as = f" (raised as {type(error).__name__})" if cause is not error else ""
@@ -151,8 +144,7 @@ def out_of_memory_message(error: BaseException, held_by: list[str]) -> str:
 
 
 def peak_bytes(package: str) -> int | None:
-    """The most GPU memory package's runtime in this process has held since the last released() (JAX's: since the
-    process started, PEAK_NOT_RESET), where it says."""
+    """The most GPU memory package's runtime here has held since the last released() (JAX's: ever), where it says."""
     if (module := sys.modules.get(package)) is None:
         return None
     if package == "torch":
@@ -165,9 +157,8 @@ def peak_bytes(package: str) -> int | None:
 
 
 def peak_at_open(package: str) -> int | None:
-    """package's peak as a trial opens, where released() cannot reset it (JAX's), else None; 0 where JAX has not yet
-    started a backend, and so has held nothing. Starts none where JAX can say (starting one here would take its cost
-    out of the trial's setup time), and never raises: None where it cannot say."""
+    """package's peak as a trial opens, where released() cannot reset it (JAX's), else None; 0 where JAX has started no
+    backend, and starts none where JAX can say (its cost belongs to the trial's setup); None where it cannot say."""
     if package not in PEAK_NOT_RESET:
         return None
     if package not in sys.modules:
@@ -181,9 +172,8 @@ def peak_at_open(package: str) -> int | None:
 
 
 def trial_peak(package: str, at_open: int | None, at_close: int | None) -> tuple[int | None, str | None]:
-    """A closed trial's peak and its scope, from package's peak as it opened (peak_at_open) and as it closed: the
-    trial's own (TRIAL) where released() reset the peak before the trial, or where it rose during the trial; else the
-    worker's (WORKER), which bounds the trial's from above. (None, None) where the framework cannot say."""
+    """A closed trial's peak and its scope: the trial's own (TRIAL) where released() reset the peak before the trial
+    or it rose during the trial; else the worker's (WORKER), which bounds the trial's; (None, None) where unknown."""
     if at_close is None:
         return None, None
     if package not in PEAK_NOT_RESET or (at_open is not None and at_close > at_open):
@@ -192,8 +182,7 @@ def trial_peak(package: str, at_open: int | None, at_close: int | None) -> tuple
 
 
 def released(package: str) -> None:
-    """What a closed GPU trial held, given back: its buffers collected, PyTorch's cache emptied, the peak reset where
-    the framework can (PEAK_NOT_RESET)."""
+    """What a closed GPU trial held, given back, and the peak reset where the framework can."""
     gc.collect()  # JAX's and PyTorch's device buffers go with their last reference
     module = sys.modules.get(package)
     if package == "torch" and module is not None and module.cuda.is_initialized():

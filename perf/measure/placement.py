@@ -5,19 +5,18 @@ import re
 from collections import Counter
 from contextlib import contextmanager
 
+import numpy as np
+
 from solvers.tensorflow_support import import_tensorflow
 
 
 @contextmanager
 def recording_placement():
-    """Yields a Counter, filled on exit, of the devices TensorFlow placed each float-valued op on inside this block.
-
-    It reads the runtime's own record, not the devices asked for: TF1 sessions opened inside the block get one
-    extra, traced Session.run of their graph's final ops (dummy feeds; every solver run re-initializes its
-    state), and eager ops and tf.functions run inside it report their partitioned graphs. Only float-valued ops
-    count: int32 loop counters, shapes and the runtime's own _Send/_Recv/_Arg nodes may live in host memory by
-    design. XLA-compiled functions report nothing. Use it around setup only: it slows every op it watches.
-    """
+    """Yields a Counter, filled on exit, of the devices TensorFlow placed each float-valued op on inside this block,
+    from the runtime's own record: TF1 sessions opened inside it get one extra, traced Session.run of their graph's
+    final ops, and eager ops and tf.functions report their partitioned graphs. Only float-valued ops count: loop
+    counters, shapes and the runtime's _Send/_Recv/_Arg nodes may live in host memory by design. XLA-compiled functions
+    report nothing. Around setup only: it slows every op it watches."""
     tf = import_tensorflow()
     from tensorflow.python.eager import context  # the eager run-metadata switch has no public alias
 
@@ -49,7 +48,8 @@ def session_placement(tf, session) -> list[str]:
     final_ops = [op for op in graph.get_operations()
                  if not any(output.consumers() for output in op.outputs) and op._control_flow_context is None]
     # Any value of the right shape will do for placement; int32 feeds are counts, so 1 runs each loop body once.
-    feed = {op.outputs[0]: dummy_value(op.outputs[0]) for op in graph.get_operations() if op.type == "Placeholder"}
+    feed = {op.outputs[0]: np.ones(op.outputs[0].shape.as_list(), dtype=op.outputs[0].dtype.as_numpy_dtype)
+            for op in graph.get_operations() if op.type == "Placeholder"}
     metadata = tf.compat.v1.RunMetadata()
     session.run(final_ops, feed_dict=feed, run_metadata=metadata,
                 options=tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE))
@@ -60,12 +60,6 @@ def session_placement(tf, session) -> list[str]:
         if not node.node_name.startswith("_")  # the runtime's own feed/fetch nodes (_arg_*, _retval_*, _SOURCE)
         and any(tf.dtypes.as_dtype(output.tensor_description.dtype).is_floating for output in node.output)
     ]
-
-
-def dummy_value(tensor):
-    import numpy as np
-
-    return np.ones(tensor.shape.as_list(), dtype=tensor.dtype.as_numpy_dtype)
 
 
 def eager_placement(tf, metadata) -> list[str]:

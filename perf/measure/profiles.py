@@ -12,11 +12,8 @@ from solvers.problem import SEED_ITERATIONS, SEED_N
 class Profile:
     sizes: tuple[int, ...]
     steps: int
-    # Independent trials per benchmark, each with its own setup in a worker process of its own (perf/measure/trials.py,
-    # perf/measure/pool.py): the fewest a benchmark takes. Five is the fewest whose range covers their median with at
-    # least 90% (93.75%), and whose 25 differences with another run's five cover a change with 99% (their whole range);
-    # a benchmark whose five trials are not precise enough takes more within the budget (docs/measurement.md, "How many
-    # trials"); three cover the median with 75%.
+    # The fewest independent trials a benchmark takes, each in another worker process; why five: docs/measurement.md,
+    # "How many trials".
     trials: int
     # At most this many rounds per trial; fewer where a round is long (trials.TRIAL_TARGET_S).
     rounds_per_trial: int
@@ -32,8 +29,7 @@ class Profile:
     probe_steps: int = 1_000
     # 1, or how many times shorter FSSGD_SHRINK made this profile (test tooling).
     shrink: int = 1
-    # Seconds of passes past the profile's trials, for the paired benchmarks not yet precise enough to call the
-    # comparison's threshold that can still become so; no such pass starts after them (perf/measure/schedule.py).
+    # Seconds of passes past the profile's trials, for the benchmarks not yet precise enough (perf/measure/schedule.py);
     # --budget sets it; 0: the profile's trials and no more.
     budget_s: float = 0.0
 

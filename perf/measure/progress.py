@@ -46,7 +46,7 @@ def listed(labels: list[str], most: int = 3) -> str:
     return ", ".join(labels[:most]) + (f" and {len(labels) - most} more" if len(labels) > most else "")
 
 
-def more_trials(done: int, labels: list[str], threshold: float, spent_s: float, budget_s: float) -> None:
+def extra_pass_done(done: int, labels: list[str], threshold: float, spent_s: float, budget_s: float) -> None:
     """A pass past the profile's, for the benchmarks whose trials could not yet call the comparison's threshold."""
     say(f"pass {done}: a trial more of {len(labels)} benchmark{'s' * (len(labels) != 1)} not yet precise enough to "
         f"call {threshold:.0%} ({listed(labels)}); {spent_s:.0f} s of the {budget_s:.0f} s budget")

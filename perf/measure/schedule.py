@@ -1,18 +1,7 @@
 """The run's trials in passes, as the gate takes them: pass i gives every benchmark its trial i on worker i, in an
-order shuffled anew each pass, so that a benchmark's trials spread over the whole run. After the profile's passes,
-more passes of fresh workers for the benchmarks still too imprecise to call the comparison's threshold, within a
-budget.
-
-Why passes. Taken one benchmark after another, a benchmark's trials all fell within seconds of each other, inside
-one spell of the machine; longer spells moved a TensorFlow benchmark's ratio to numpy_loop between identical runs
-far more than its trials disagreed within a run (figures: docs/measurement.md, "Passes"). Spread over
-the run, the trials sample as many spells as processes, and the interval between them holds both.
-
-Why more passes where the noise is. Two identical processes settle at levels several percent apart while rounds inside
-each agree closely, so a benchmark's precision is bought in processes, and how many it needs depends on the instance
-and the benchmark: a fixed count is too few on a noisy one and too many on a quiet one. A benchmark stops once its
-trials are precise enough for the comparison's own rule (perf.judge.rules.precise_enough), as the gate's stop once
-decided; the noisiest get the time the others leave.
+order shuffled anew each pass; after the profile's passes, more passes of fresh workers for the benchmarks still too
+imprecise to call the comparison's threshold, within a budget. Why passes, and why more where the noise is:
+docs/measurement.md ("Passes", "How many trials").
 """
 
 import itertools
@@ -35,18 +24,16 @@ from solvers.problem import seed_problem
 REFERENCE_MAX_SAMPLE_STEPS = 10**8
 # The most trials a benchmark takes, and so the gate's most passes (perf/gate/stages.py).
 MAX_TRIALS = 40
-# Why a benchmark's trials stopped (extra_info["trials_stopped"]): precise enough for the comparison's threshold; not
-# yet when the budget ended, or at MAX_TRIALS; or out of reach: by its spread it would need more trials than MAX_TRIALS
-# or than the budget left could give (perf.judge.rules.trials_needed), so they go to the others. An unpaired benchmark
-# (the timing reference, a study's) takes the profile's trials: the comparison judges no ratio of it.
+# Why a benchmark's trials stopped (extra_info["trials_stopped"]): precise enough; not yet when the budget ended, or at
+# MAX_TRIALS; or out of reach (Schedule.within_reach). An unpaired benchmark takes the profile's trials: no ratio of it
+# is judged.
 PRECISE, BUDGET_SPENT, MOST_TRIALS, OUT_OF_REACH = "precise", "budget", "max_trials", "out_of_reach"
 
 
 @dataclass(frozen=True)
 class Plan:
     """What a benchmark times: run(steps) on the seed problem at n, beside the timing reference when paired. study:
-    what a study's benchmark records beyond the per-step tables (its figure id, its own keys); its step counts are
-    the study, never cut by a round budget."""
+    what a study's benchmark records beyond the per-step tables; its step counts are never cut by a round budget."""
     n: int
     steps: int
     paired: bool = False
@@ -85,8 +72,7 @@ def reference_steps(n: int, steps: int) -> int:
 
 def budgeted_steps(solver, device, n: int, steps: int, profile) -> tuple[int, float]:
     """(steps a round runs, its estimated seconds): steps, or fewer where a round would last longer than
-    profile.max_round_s; the seed's own programs (profile.full_count_solvers) always run them all, and their
-    rounds, the longest, are estimated all the same, so that a terminal hears how long each will take."""
+    profile.max_round_s, but for profile.full_count_solvers, whose rounds are estimated all the same."""
     budget = math.inf if solver.name in profile.full_count_solvers else profile.max_round_s
     with prepared(solver, seed_problem(n, iterations=steps), device) as (run, _):  # a session of its own, untimed
         plan = round_plan(run, steps, budget, profile.probe_steps)
@@ -94,8 +80,8 @@ def budgeted_steps(solver, device, n: int, steps: int, profile) -> tuple[int, fl
 
 
 def steps_within_budget(solver, device, plan: Plan, profile) -> int:
-    """The steps a round of plan runs: a profile with a round budget (seed) runs fewer where a round would take
-    longer, except a study's; a terminal hears what each round will take."""
+    """The steps a round of plan runs (budgeted_steps, under a round budget, but for a study); a terminal hears what
+    each round will take."""
     if profile.max_round_s is None or plan.study:
         return plan.steps
     steps, round_s = budgeted_steps(solver, device, plan.n, plan.steps, profile)
@@ -105,8 +91,8 @@ def steps_within_budget(solver, device, plan: Plan, profile) -> int:
 
 @dataclass
 class Spent:
-    """What the budget bought: the passes past the profile's trials, their seconds and trials, and what a fresh
-    worker's start cost in them (the last one's)."""
+    """What the budget bought: the passes past the profile's trials, their seconds and trials, and what the last
+    fresh worker's start cost."""
     budget_s: float
     passes: int = 0
     seconds: float = 0.0
@@ -115,10 +101,8 @@ class Spent:
 
 
 class Schedule:
-    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run(): the
-    profile's passes, then passes for the paired benchmarks not yet precise enough to call a change of threshold that
-    can still become so, each on a fresh worker (pool[index] past the profile's trials), none started after budget_s
-    seconds of such passes (default: the profile's)."""
+    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run(); budget_s:
+    the seconds of passes past the profile's (default: the profile's)."""
 
     def __init__(self, pool, profile, seed: int, threshold: float = DEFAULT_THRESHOLD, budget_s: float | None = None):
         self.pool, self.profile, self.seed, self.threshold = pool, profile, seed, threshold
@@ -130,8 +114,7 @@ class Schedule:
         self.benchmarks[nodeid] = Scheduled(solver, device, plan)
 
     def run(self) -> None:
-        """Every benchmark's rounds sized (under a round budget, fewer steps), then every pass: each benchmark that
-        has not failed gets its next trial, on the pass's worker; then the passes until each is precise enough."""
+        """Every benchmark's rounds sized, then the profile's passes, then those until each is precise enough."""
         if self.done:
             return
         self.done, rng = True, random.Random(self.seed)
@@ -145,13 +128,11 @@ class Schedule:
 
     def until_precise(self, rng: random.Random) -> None:
         """Passes past the profile's, each a trial of every benchmark not yet precise enough that can still become
-        so, until none is left, or it has MAX_TRIALS, or these passes have spent the budget; those left say why they
-        stopped. The budget is spent only where it can buy a precise benchmark: where a benchmark's spread says it
-        needs more trials than MAX_TRIALS or than the budget left can give, it stops, and its trials go to the
-        others."""
+        so (within_reach), until none is left, or MAX_TRIALS, or the budget is spent; those left say why they
+        stopped."""
         spent = self.spent
         for index in itertools.count(self.profile.trials):
-            if not (imprecise := self.imprecise()):
+            if not (imprecise := self.stop_the_precise()):
                 return
             at_most = index >= MAX_TRIALS
             if at_most or spent.seconds >= spent.budget_s:
@@ -167,14 +148,14 @@ class Schedule:
             self.timed_pass(index, imprecise, rng)
             spent.passes, spent.trials = spent.passes + 1, spent.trials + len(imprecise)
             spent.seconds += time.perf_counter() - began
-            progress.more_trials(index + 1, [scheduled.label for scheduled in imprecise], self.threshold,
+            progress.extra_pass_done(index + 1, [scheduled.label for scheduled in imprecise], self.threshold,
                                  spent.seconds, spent.budget_s)
 
     def within_reach(self, imprecise: list[Scheduled], left_s: float) -> list[Scheduled]:
-        """Those of imprecise that can still become precise enough: each needs (perf.judge.rules.trials_needed, which
-        errs low) no more trials than MAX_TRIALS, nor more passes than left_s buys at what a pass of them costs (a
-        fresh worker's start and a trial of each, as measured). The one that needs the most passes goes first, and the
-        passes are counted again without it; those that go stop OUT_OF_REACH."""
+        """Those of imprecise that can still become precise enough: each needs (trials_needed, which errs low) no more
+        trials than MAX_TRIALS, nor more passes than left_s buys at what a pass of them costs, as measured. The one
+        that needs the most passes goes first, and the passes are counted again without it; those that go stop
+        OUT_OF_REACH."""
         reachable = []
         for scheduled in imprecise:
             ratios = scheduled.measured.trial_ratios()
@@ -194,9 +175,8 @@ class Schedule:
     def going(self) -> list[Scheduled]:
         return [scheduled for scheduled in self.benchmarks.values() if scheduled.failure is None]
 
-    def imprecise(self) -> list[Scheduled]:
-        """The paired benchmarks still going whose trials cannot yet call the threshold; the others are marked
-        PRECISE, and take no more."""
+    def stop_the_precise(self) -> list[Scheduled]:
+        """Stops PRECISE each paired benchmark still going whose trials can call the threshold; returns the others."""
         found = []
         for scheduled in self.going():
             if scheduled.stopped or not scheduled.measured.reference_steps:
@@ -209,7 +189,7 @@ class Schedule:
 
     def timed_pass(self, index: int, benchmarks: list[Scheduled], rng: random.Random) -> None:
         """Trial index of each of benchmarks, on worker index, in a shuffled order; a failure stops its benchmark.
-        Past the profile's trials, the pass's fresh worker starts the processes of these benchmarks alone."""
+        Past the profile's trials, the pass's fresh worker starts these benchmarks' processes alone."""
         if index >= self.profile.trials:
             began = time.perf_counter()
             self.pool.extra(index, [scheduled.solver.name for scheduled in benchmarks])

@@ -24,12 +24,9 @@ class Misplaced(RuntimeError):
 
 @contextmanager
 def prepared(solver, problem, device, placement: dict | None = None, calls: int = 1):
-    """(run, setup_s): prepare plus a first call of one step, kept out of every timed round.
-
-    placement, when given a dict, gets where TensorFlow placed the ops, checked (Misplaced). With calls > 1 each
-    call of run makes that many calls: a round of a solver whose whole run takes microseconds (the algebraic
-    limits) then lasts long enough to time against the machine's noise.
-    """
+    """(run, setup_s): prepare plus a first call of one step, kept out of every timed round. placement, when given a
+    dict, gets where TensorFlow placed the ops, checked (Misplaced). With calls > 1 each call of run makes that many
+    calls: a round of a solver whose whole run takes microseconds then lasts long enough to time."""
     started = time.perf_counter()
     watching = placement is not None and "tensorflow" in solver.needs
     recording = op_placement.recording_placement() if watching else nullcontext(None)
@@ -54,7 +51,7 @@ def repeated(run, calls: int):
 
 
 def check_placement(solver, device, placement):
-    """Misplaced before any timing when TensorFlow ran float ops on another device than the one asked for."""
+    """Misplaced before any timing."""
     if solver.name in PLACEMENT_UNRECORDED:
         return
     if reason := op_placement.misplaced(placement, device):
@@ -80,11 +77,8 @@ class RoundPlan(NamedTuple):
 
 def round_plan(run, most_steps: int, round_s: float, probe_steps: int, most_calls: int = 1) -> RoundPlan:
     """Rounds of about round_s: most_steps where a round of them fits, else fewer (one significant digit, at least
-    the probe's); then, up to most_calls, as many calls of run(most_steps) as fill the round.
-
-    Estimated from untimed calls of probe_steps (and of most_steps, to count calls): per-step solvers cost the
-    same per step at any count; for in-graph loops a short probe errs long, as it holds the per-call cost.
-    """
+    the probe's); then, up to most_calls, as many calls of run(most_steps) as fill the round. Estimated from untimed
+    calls of probe_steps: for in-graph loops a short probe errs long, as it holds the per-call cost."""
     probe = min(most_steps, probe_steps)
     step_s = fastest_call_s(run, probe) / probe
     if step_s * most_steps > round_s:

@@ -1,21 +1,9 @@
-"""Measurement in short independent trials, each in a worker process of its own: a fresh setup, a warm-up, rounds
-paired in time with the timing reference in that same process.
+"""Measurement in short independent trials, each in another worker process: a fresh setup, a warm-up, rounds paired in
+time with the timing reference in that same process. Why trials, why paired, why a process each: docs/measurement.md
+("Trials, and rounds paired with the timing reference", "A process per trial").
 
-Why trials. On a shared machine a slow state lasts from a fraction of a second to seconds and
-can slow one benchmark by half or more while its neighbour runs normally (docs/measurement.md);
-rounds timed back to back all land in one state. Several trials, each with its own setup, sample several states, and a
-round of the timing reference (numpy_loop) timed beside every round (before it on even rounds,
-after it on odd ones) lives through the same state, so their ratio cancels it.
-
-Why a process each. Whatever a process carries for its whole life (a TF1 session's speed mode,
-NumPy's speed after TensorFlow's import, its allocator's layout) is shared by every trial in it and
-invisible to an interval built from them. Trial i of every benchmark runs in worker i of the suite's
-pool (perf/measure/pool.py), so a benchmark's trials sample as many processes as it has trials, and
-its interval holds their variation; the rounds are timed there, around the call alone, and only
-their times cross the pipe (docs/measurement.md).
-
-Only the standard library: the worker (perf/measure/worker.py) imports this inside another
-version's tree, whose `solvers` it imports.
+Only the standard library: the worker (perf/measure/worker.py) imports this inside another version's tree, whose
+`solvers` it imports.
 """
 
 import os
@@ -94,7 +82,7 @@ class Trial:
 
 
 class TrialError(RuntimeError):
-    """A trial failed in its worker: kind names how (the exception's class, or "wrong answer"), trace where."""
+    """A trial failed in its worker: kind names how (perf/measure/worker.py's error kinds), trace where."""
 
     def __init__(self, reply: dict):
         super().__init__(reply.get("error") or reply.get("missing") or str(reply))
@@ -102,16 +90,11 @@ class TrialError(RuntimeError):
 
 
 class Measured:
-    """A benchmark's trials, taken one at a time, each on the worker given: {"solver", "device", "n", "steps",
-    "calls"} as the worker opens it.
-
-    The first trial warms up at the full count (unless full_warm_up is False: then the setup's own short call is
-    the warm-up), which fixes the rounds per trial: as many as fit in TRIAL_TARGET_S, 1 to max_rounds. Later trials
-    repeat the full-count warm-up only where the first one's was slower than its rounds by more than
-    WARM_UP_MARGIN. With reference_steps, every round is timed beside a round of the timing reference of that many
-    steps, in the same process, before it and after it in turn over the whole benchmark. on_round(done, total,
-    seconds), when given, hears of each round.
-    """
+    """A benchmark's trials ({"solver", "device", "n", "steps", "calls"} as the worker opens it), one at a time, each on
+    the worker given. The first warms up at the full count (unless full_warm_up is False: the setup's own short call
+    then warms up), which fixes the rounds per trial (rounds_fitting); later ones repeat it where WARM_UP_MARGIN says.
+    With reference_steps, every round is timed beside a round of the timing reference of that many steps, before it
+    and after it in turn. on_round(done, total, seconds), when given, hears of each round."""
 
     def __init__(self, benchmark: dict, trials: int, max_rounds: int, reference_steps: int | None = None,
                  full_warm_up: bool = True, on_round=None):
@@ -172,7 +155,7 @@ class Measured:
 
 def paired_ratios(medians_s, reference_medians_s, steps: int, reference_steps: int) -> list[float]:
     """Each trial's ratio to the timing reference rounds beside it, per step on both sides: what the comparison
-    judges, and what the run takes more trials of until it can (perf/measure/schedule.py)."""
+    judges."""
     return [(median / steps) / (reference / reference_steps)
             for median, reference in zip(medians_s, reference_medians_s, strict=True)]
 

@@ -1,18 +1,14 @@
 """A worker process and its protocol: one JSON request per line in, one JSON reply per line out.
 
-Worker (below) starts `python -m perf.measure.worker TREE [SOLVER ...]` in this repository, so this tree's
-perf/measure times the solvers of TREE: another revision's worktree (the gate), this tree under another interpreter
-(a TensorFlow release), or this tree itself (the suite's trials). The worker first imports the named solvers (all,
-when none are named) and the packages they need, on the CPU IMPORT_CPU_VARIABLE names where it is set, so that the
-workers of a gate's pass start in parallel; then it pins itself to the CPUs cpus.AFFINITY_VARIABLE lists where that
-is set (its CPU affinity: perf/measure/cpus.py), and serves.
-Where FRAMEWORK_VARIABLE names its framework (perf/measure/workers.py), no other of FRAMEWORKS can be imported in it:
-a solver that needs one is answered as kept out.
+Worker (below) starts `python -m perf.measure.worker TREE [SOLVER ...]`, so this tree's perf/measure times the solvers
+of TREE: another revision's worktree (the gate), this tree under another interpreter (a TensorFlow release), or this
+tree itself (the suite). The worker imports the named solvers (all, when none are named) and their packages, on the CPU
+IMPORT_CPU_VARIABLE names where set, then pins itself to the CPUs of cpus.AFFINITY_VARIABLE where set, and serves.
+Where FRAMEWORK_VARIABLE names its framework (perf/measure/workers.py), every other of FRAMEWORKS is kept out of it.
 Requests:
 
-    {"op": "solvers", "only": [names] or null}
-                       ->  {"solvers": {name: {device: why it cannot run here, or null}}}    (null: every solver's,
-                           which imports every package)
+    {"op": "solvers", "only": [names] or null (every solver's, importing every package)}
+                       ->  {"solvers": {name: {device: why it cannot run here, or null}}}
     {"op": "names"}    ->  {"names": [every solver of the version's registry]}, importing no package
     {"op": "frameworks"}
                        ->  {"frameworks": [the GPU frameworks this process has imported]}
@@ -22,26 +18,21 @@ Requests:
                        ->  {"setup_s": …, "first_run_s": …, "placement": …}
                            a trial: a fresh setup, a warm-up at the full count unless warm_up is false (first_run_s
                            null), and, where reference_steps is given, the timing reference's run on the same problem
-                           beside it; placement is where TensorFlow placed the ops, the first time this worker opens
+                           beside it; placement: where TensorFlow placed the ops, the first time this worker opens
                            this benchmark (then checked), else absent
     {"op": "round", "reference": null}
                        ->  {"round_s": …}                     one timed round of the open trial; with "reference":
                            "before" or "after", a round of the timing reference timed then too: "reference_round_s"
     {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null, "gpu_peak_bytes": …,
                             "gpu_peak_scope": …}
-                           its last answer checked, its session freed; on a GPU the most memory its framework held
-                           (else null), given back, and whether that is the trial's own peak ("trial") or the
-                           worker's so far, which the trial did not raise ("worker": JAX's, never reset; else null):
-                           perf/measure/gpu.py
+                           its last answer checked, its session freed; on a GPU the most memory its framework held and
+                           what that is the peak of (perf/measure/gpu.py)
 
-A trial is held open so that the gate can time its rounds in turn with another version's, each round
-paired with theirs within milliseconds; the suite times a trial's rounds beside the timing reference's in the
-same process. Any request may answer {"missing": why} (no such solver in that version) or {"error": why,
-"kind": the exception's class, "wrong answer", "kept out" (a solver whose framework this process keeps out), or "out of
-memory" (a GPU trial's, whichever framework's)} (a crash, a wrong answer, ops placed on another device, out of device
-memory: the open trial is then closed, so the memory it held is free).
-Only the standard library is imported here at
-module level: the version's solvers must come first.
+A trial is held open so that the gate can time its rounds in turn with another version's. Any request may answer
+{"missing": why} (no such solver in that version) or {"error": why, "kind": how, "trace": where}, kind being the
+exception's class, "wrong answer", "kept out" (a solver whose framework this process keeps out) or "out of memory" (a
+GPU trial's, whichever framework's); an out-of-memory error closes the open trial, so that the memory it held is free.
+Only the standard library is imported here at module level: the version's solvers must come first.
 """
 
 import contextlib
@@ -61,25 +52,19 @@ from perf.measure import cpus, gpu
 from perf.measure.trials import SLOWDOWN_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
-# Where a worker imports its packages first, where it is pinned (cpus.AFFINITY_VARIABLE): one CPU, a different one for
-# each worker of a gate's pass where there are several, so that the workers of a pass import in parallel, and every
-# package that sizes its threads by the CPUs it may use (OpenMP's pools, at load) sees one, as on the CPU it is then
-# timed on.
+# The one CPU a pinned worker imports its packages on, a different one for each worker of a pass, so that they import
+# in parallel, and a package that sizes its threads by the CPUs it may use (OpenMP's, at load) sees one, as when timed.
 IMPORT_CPU_VARIABLE = "FSSGD_IMPORT_CPU"
 # The frameworks with a GPU runtime of their own: never two in one worker process (perf/measure/workers.py). They are
 # solvers.packages.GPU_FRAMEWORKS, held here too: the worker serves other revisions' solvers, which may lack it.
 FRAMEWORKS = ("tensorflow", "jax", "torch")
-# glibc's malloc serves a large allocation from fresh pages (mmap) below a threshold that it raises, up to 32 MiB, as
-# the process frees such chunks: what a process imported or ran before then sets the cost of every large temporary.
-# A NumPy step at n = 1e5 cost 3.8x more in a fresh process than after `import tensorflow` had raised it
-# (docs/measurement.md). Fixed at that maximum in every worker, unless set by the user, it is the same in all of them.
+# glibc's threshold for serving a large allocation from fresh pages moves with what a process imported or freed, and
+# with it every large temporary's cost (docs/measurement.md, "A process per framework"): fixed at its maximum in all.
 MALLOC_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 # The framework a worker process is for ("jax", "numpy" for none of them): every other is kept out of it.
 FRAMEWORK_VARIABLE = "FSSGD_FRAMEWORK"
-# Who hears of every exchange with a worker, as observer(worker, request, reply, seconds): each request with its reply
-# and the seconds from asking to the reply; the process's start as {"op": "spawn"} and its end (Worker.close) as
-# {"op": "exit"}, each with reply None. Where a pass's time goes is told from them
-# (perf/research/anatomy.py); the measurement never reads them.
+# Who hears of every exchange with a worker, as observer(worker, request, reply, seconds), its start as {"op": "spawn"}
+# and its end as {"op": "exit"} with reply None: where a pass's time goes (perf/research/anatomy.py).
 OBSERVERS: list = []
 
 
@@ -94,9 +79,8 @@ class Version:
     description: str  # what it is: a revision and its commit, the working tree, an interpreter
     tree: Path  # where its solvers are
     python: str
-    # Environment variables set for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS,
-    # FSSGD_CPU_AFFINITY (a CPU list, or "free": its workers unpinned), or FSSGD_SLOWDOWN (test tooling). The gate's
-    # own environment is every version's otherwise.
+    # Environment variables for this version's workers only, (name, value) pairs: TF_ENABLE_ONEDNN_OPTS,
+    # FSSGD_CPU_AFFINITY (a CPU list, or "free"), FSSGD_SLOWDOWN (test tooling).
     env: tuple[tuple[str, str], ...] = ()
 
     def with_env(self, **variables) -> "Version":
@@ -114,7 +98,7 @@ def serve(tree: str, preload: list[str]) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import solvers
 
-    kept_out = kept_to(os.environ.get(FRAMEWORK_VARIABLE))
+    kept_out = keep_out_others(os.environ.get(FRAMEWORK_VARIABLE))
     imported(solvers, preload or list(solvers.REGISTRY))
     if affinity:
         pinned(cpus.parsed(affinity))
@@ -222,23 +206,18 @@ def serve(tree: str, preload: list[str]) -> None:
 
 
 def given_back(package: str, at_open: int | None = None) -> tuple[int | None, str | None]:
-    """The GPU memory a closed trial's framework held at most and its scope (gpu.trial_peak, from the peak at_open),
-    (None, None) where it cannot say; released: bookkeeping, never a reason to fail a trial."""
-    try:
+    """gpu.trial_peak of a closed trial, its memory released: bookkeeping, never a reason to fail a trial."""
+    held = None
+    with contextlib.suppress(Exception):
         held = gpu.peak_bytes(package)
-    except Exception:
-        held = None
-    try:
+    with contextlib.suppress(Exception):
         gpu.released(package)
-    except Exception:
-        pass
     return gpu.trial_peak(package, at_open, held)
 
 
-def kept_to(framework: str | None) -> tuple[str, ...]:
-    """Every framework of FRAMEWORKS but those framework names ("jax", "tensorflow+jax") made unimportable in this
-    process, so that a package that imports one where it can (TensorFlow imports JAX wherever JAX is installed:
-    tensorflow/lite/python/util.py) leaves it out; those kept out. None: every framework may be imported."""
+def keep_out_others(framework: str | None) -> tuple[str, ...]:
+    """The frameworks of FRAMEWORKS but those framework names ("jax", "tensorflow+jax"), made unimportable in this
+    process (TensorFlow imports JAX wherever it can: tensorflow/lite/python/util.py); None: none."""
     if framework is None:
         return ()
     kept_out = tuple(name for name in FRAMEWORKS if name not in framework.split("+"))
@@ -256,8 +235,7 @@ def kept_out_of(solver, kept_out: tuple[str, ...]) -> str | None:
 
 
 def imported(solvers, names: list[str]) -> None:
-    """The modules of the named solvers that can run here, and the packages they need: imports that take seconds
-    (TensorFlow's), done on the worker's import CPU while the other workers of its pass import theirs."""
+    """The modules of the named solvers that can run here, and the packages they need, imported."""
     for name in names:
         solver = solvers.REGISTRY.get(name)
         try:
@@ -269,21 +247,19 @@ def imported(solvers, names: list[str]) -> None:
 
 
 def pinned(cpu_list: tuple[int, ...]) -> None:
-    """Every thread of this process on these CPUs: those the imports started (on the import CPU) too, and every
-    later thread inherits it."""
+    """Every thread of this process on these CPUs, those the imports started too; later threads inherit it."""
     for thread in os.listdir("/proc/self/task"):
         os.sched_setaffinity(int(thread), cpu_list)
 
 
 def malloc_settings(environ=os.environ) -> dict[str, str]:
-    """The allocator settings a worker runs with: MALLOC_SETTINGS, where environ does not set them otherwise."""
+    """MALLOC_SETTINGS, where environ does not set them otherwise."""
     return {name: environ.get(name, default) for name, default in MALLOC_SETTINGS.items()}
 
 
 class Worker:
-    """Our end of one version's worker process: timed on the CPUs given (its CPU affinity), else wherever the system
-    puts it; its packages imported on import_cpu first where given; every framework but framework's kept out of it
-    where that is given."""
+    """Our end of one version's worker process, pinned to affinity where given, importing on import_cpu first where
+    given, every framework but framework's kept out of it where given."""
 
     def __init__(self, version: Version, threads: int, preload: list[str] | None = None,
                  affinity: tuple[int, ...] = (), import_cpu: int | None = None, framework: str | None = None):
@@ -334,10 +310,8 @@ class Worker:
         return reply
 
     def close(self):
-        """The process ended at once. Its own exit took TensorFlow about a second of CPU
-        (docs/results/anatomy/README.md), spent on the CPU the next trial is timed on or waited for; a worker holds
-        nothing to save once its trials are closed, and a killed process's memory, the GPU's too, is freed by the
-        system."""
+        """The process killed: TensorFlow's own exit took about a second of CPU (docs/results/anatomy/README.md), and a
+        worker holds nothing to save once its trials are closed; the system frees its memory, the GPU's too."""
         started = time.perf_counter()
         if self.process.poll() is None:
             self.process.kill()

@@ -1,11 +1,9 @@
 """One version's workers, a process per framework, answering as one worker: no two GPU runtimes share a process.
 
-Each GPU framework loads CUDA libraries of its own (cuDNN among them) into the process that imports it, and whichever
-loads first wins: the other then fails to start its CUDA backend (jax-ml/jax issues 18032 and 19004). So the solvers
-of each framework are timed in a process that imported that framework alone, and the NumPy and numba solvers in one
-that imported none of them; a benchmark's process is then the same whatever else a run selected. Which framework a
-solver needs is this tree's registry's to say (solvers/__init__.py); a solver it lacks (one only another version has)
-gets a process of its own.
+Each GPU framework loads CUDA libraries of its own into the process that imports it, and whichever loads first wins
+(jax-ml/jax issues 18032 and 19004); a benchmark's process is also then the same whatever else a run selected
+(docs/measurement.md, "A process per framework"). Which framework a solver needs is this tree's registry's to say; a
+solver it lacks (one only another version has) gets a process of its own.
 """
 
 import functools
@@ -28,12 +26,11 @@ def framework_of(name: str) -> str:
     return "+".join(package for package in solver.needs if package in FRAMEWORKS) or NO_FRAMEWORK
 
 
-class Workers:
+class WorkerSet:
     """The `ask` and `close` of one Worker, over one worker process per framework: a request about a solver goes to its
     framework's process, started on first use; a round or close to the process holding the open trial. Each process
-    imports its own solvers, and those in `alongside` (the timing reference, timed beside a benchmark in its process).
-    The processes of the solvers in `eager` (default: every one's) start at once; any other on first use. Where pinned
-    (affinity), each imports on the next CPU of import_cpus in turn, so that they import in parallel."""
+    imports its own solvers, and those in `alongside` (the timing reference). The processes of the solvers in `eager`
+    (default: every one's) start at once; pinned (affinity), each imports on the next CPU of import_cpus in turn."""
 
     def __init__(self, version, threads: int, solvers: list[str] | None = None, affinity: tuple[int, ...] = (),
                  import_cpus: tuple[int, ...] = (), alongside: tuple[str, ...] = (), eager: list[str] | None = None):
@@ -44,7 +41,7 @@ class Workers:
         for name in solvers or REGISTRY:
             self.solvers.setdefault(framework_of(name), []).append(name)
         self.alongside = alongside
-        self.started = functools.partial(Worker, version, threads, affinity=affinity)
+        self.new_worker = functools.partial(Worker, version, threads, affinity=affinity)
         self.import_cpus = import_cpus
         self.processes: dict[str, Worker] = {}
         self.open_framework: str | None = None
@@ -61,7 +58,7 @@ class Workers:
             # are its version's to say.
             known = framework == NO_FRAMEWORK or framework.split("+")[0] in FRAMEWORKS
             import_cpu = self.import_cpus[len(self.processes) % len(self.import_cpus)] if self.import_cpus else None
-            self.processes[framework] = self.started(preload=list(dict.fromkeys([*names, *self.alongside])),
+            self.processes[framework] = self.new_worker(preload=list(dict.fromkeys([*names, *self.alongside])),
                                                      framework=framework if known else None, import_cpu=import_cpu)
         return self.processes[framework]
 
@@ -87,7 +84,7 @@ class Workers:
 
     def listing(self, only: list[str] | None) -> dict:
         """The "solvers" reply, each solver's reasons asked in its framework's process, which imports no other; only
-        None: every solver of the version's registry; only []: none, from every process, so it returns once all have
+        None: every solver of the version's registry; only []: none, from every started process, once all have
         imported their solvers."""
         names = self.worker(next(iter(self.solvers))).ask({"op": "names"})["names"] if only is None else only
         asked = {framework: [] for framework in (self.processes if only == [] else ())}

@@ -26,7 +26,7 @@ from perf.measure.environment import cpu_model, versions
 from perf.measure.profiles import PROFILES
 from perf.measure.trials import Measured
 from perf.measure.worker import ROOT, Version
-from perf.measure.workers import Workers
+from perf.measure.workers import WorkerSet
 from solvers.tensorflow_support import DEFAULT_THREADS
 
 # The benchmarks most likely to carry a process's history: the timing reference itself, the TF1 sessions whose
@@ -48,7 +48,7 @@ def one_trial(worker, solver: str, n: int, steps: int, max_rounds: int) -> dict:
 def repeat(index: int, profile, history: list[tuple[str, int]], probes: list[tuple[str, int]], threads: int) -> dict:
     version = Version("study", "this tree", ROOT, sys.executable)
     preload = sorted({name for name, _ in history + probes} | {TIMING_REFERENCE[0]})
-    workers = {label: Workers(version, threads, preload) for label in ("fresh", "used")}
+    workers = {label: WorkerSet(version, threads, preload) for label in ("fresh", "used")}
     try:
         for worker in workers.values():  # both have imported everything before anything is timed
             worker.ask({"op": "solvers", "only": []})
