@@ -1,14 +1,7 @@
 """The registry: a stable name for every solver, the devices it runs on, and what it needs.
 
-Names are ids in saved results: never rename one, only add. Adding a solver is one
-module with `prepare(problem, device)` plus one line here; it is then benchmarked and
-tested with no other edit.
-
-A module's `prepare(problem, device)` is a context manager: entering it does the untimed
-setup (graph, session, data placement) and yields `run(iterations) -> Fit`, which starts
-from w = b = 0 every call and returns its answer on the host; leaving it frees the session.
-`Solver.prepare` wraps that run for every solver alike: it takes `run(iterations=None)`
-(None: the problem's count), checks the count, and refuses a diverged answer.
+Names are ids in saved results: never rename one, only add. Adding a solver is one module with
+`prepare(problem, device)` plus one entry here: docs/development.md#adding-a-solver says what each does.
 """
 
 import importlib
