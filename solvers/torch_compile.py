@@ -3,8 +3,8 @@
 from contextlib import contextmanager
 from functools import cache
 
-from solvers.problem import Fit, Problem
 from solvers.framework_common import original_loss, torch_data, torch_device
+from solvers.problem import Fit, Problem
 
 
 @cache

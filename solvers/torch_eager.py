@@ -2,8 +2,8 @@
 
 from contextlib import contextmanager
 
-from solvers.problem import Fit, Problem
 from solvers.framework_common import original_loss, torch_data, torch_device
+from solvers.problem import Fit, Problem
 
 
 @contextmanager
