@@ -1,14 +1,7 @@
 """The registry: a stable name for every solver, the devices it runs on, and what it needs.
 
-Names are ids in saved results: never rename one, only add. Adding a solver is one
-module with `prepare(problem, device)` plus one line here; it is then benchmarked and
-tested with no other edit.
-
-A module's `prepare(problem, device)` is a context manager: entering it does the untimed
-setup (graph, session, data placement) and yields `run(iterations) -> Fit`, which starts
-from w = b = 0 every call and returns its answer on the host; leaving it frees the session.
-`Solver.prepare` wraps that run for every solver alike: it takes `run(iterations=None)`
-(None: the problem's count), checks the count, and refuses a diverged answer.
+Names are ids in saved results: never rename one, only add. Adding a solver is one module with
+`prepare(problem, device)` plus one entry here: docs/development.md#adding-a-solver says what each does.
 """
 
 import importlib
@@ -34,15 +27,10 @@ class Solver:
     name: str
     devices: tuple[str, ...]
     dtype: str
-    # The optional packages it imports (solvers/packages.py); without one its benchmarks skip with the install hint.
+    # What each field below means, and why: docs/development.md#adding-a-solver.
     needs: tuple[str, ...] = ()
-    # The float64 computation of its expected answer (solvers/answers.py): one that shares no code with what it
-    # times, so a fault there shows; a solver that changes the iteration (standardizes x) names its own.
     expected: Callable = gradient_descent
-    # Its first run at a new iteration count compiles (XLA): a benchmark then warms it up at the full count.
     compiles_per_count: bool = False
-    # What it needs on a GPU beyond its packages (packages.GPU_NEEDS): torch.compile's Triton builds C code there at
-    # the first kernel, so a missing compiler would fail the benchmark, not skip it.
     gpu_needs: tuple[str, ...] = ()
 
     def unavailable_reason(self, device: str) -> str | None:

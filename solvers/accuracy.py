@@ -15,16 +15,12 @@ CHUNK = 4_096
 
 
 class Descent(NamedTuple):
-    """What an expected answer iterates on, and how its (w, b) map back to w, b for the original x."""
+    """What an expected answer iterates on, and the mean and std that map its (w, b) back to the original x."""
 
     problem: Problem
     x_scaling: str
     mean: float = 0.0
     std: float = 1.0
-
-    def original(self, w, b):
-        w = np.asarray(w) / self.std
-        return w, np.asarray(b) - self.mean * w
 
 
 def descent_of(expected, problem: Problem) -> Descent:
@@ -68,7 +64,8 @@ def iterations_to_accuracy(expected, problem: Problem, target: float = TARGET,
     for start in range(0, max_iterations, CHUNK):
         steps = min(CHUNK, max_iterations - start)
         states = powers[:steps] @ state  # the iterates after start + 1 … start + steps steps
-        errors = relative_error(*descent.original(states[:, 0], states[:, 1]), closed)
+        w = states[:, 0] / descent.std
+        errors = relative_error(w, states[:, 1] - descent.mean * w, closed)
         reached = np.flatnonzero(errors <= target)
         if reached.size:
             return start + int(reached[0]) + 1, float(errors[reached[0]])

@@ -58,25 +58,21 @@ def standardized_problem(problem: Problem, lr: float = STANDARDIZED_LR) -> tuple
     return Problem(x=(problem.x - mean) / std, y=problem.y, lr=lr, iterations=problem.iterations), mean, std
 
 
-def on_original_x(fit: Fit, problem: Problem, mean: float, std: float) -> Fit:
-    """A fit on standardized x as w, b for problem's own x."""
-    w = fit.w / std
-    b = fit.b - mean * w
-    return Fit(w=w, b=b, loss=mean_squared_error(problem, w, b), iterations=fit.iterations)
+def on_standardized_x(descent):
+    """descent on standardized x with step STANDARDIZED_LR (not problem.lr), its w, b mapped back for problem's x."""
+
+    def standardized_descent(problem: Problem, iterations: int | None = None) -> Fit:
+        on_standardized, mean, std = standardized_problem(problem)
+        fit = descent(on_standardized, iterations)
+        w = fit.w / std
+        b = fit.b - mean * w
+        return Fit(w=w, b=b, loss=mean_squared_error(problem, w, b), iterations=fit.iterations)
+
+    return standardized_descent
 
 
-def standardized_gradient_descent(problem: Problem, iterations: int | None = None) -> Fit:
-    """gradient_descent on standardized x with step STANDARDIZED_LR (not problem.lr), mapped back to w, b for x."""
-    on_standardized, mean, std = standardized_problem(problem)
-    return on_original_x(gradient_descent(on_standardized, iterations), problem, mean, std)
-
-
-def standardized_affine_descent(problem: Problem, iterations: int | None = None) -> Fit:
-    """affine_descent on standardized x with step STANDARDIZED_LR, mapped back: the same iterates, the other way."""
-    on_standardized, mean, std = standardized_problem(problem)
-    return on_original_x(affine_descent(on_standardized, iterations), problem, mean, std)
-
-
+standardized_gradient_descent = on_standardized_x(gradient_descent)
+standardized_affine_descent = on_standardized_x(affine_descent)  # the same iterates, the other way
 # The expected answers that iterate on standardized x, whatever problem.lr says.
 STANDARDIZED = (standardized_gradient_descent, standardized_affine_descent)
 

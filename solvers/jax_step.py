@@ -2,7 +2,7 @@
 
 from contextlib import contextmanager
 
-from solvers.jax_common import data_on, device_of, original_loss
+from solvers.framework_common import jax_data, jax_device, original_loss
 from solvers.problem import Fit, Problem
 
 
@@ -10,8 +10,8 @@ from solvers.problem import Fit, Problem
 def prepare(problem: Problem, device: str):
     import jax
 
-    place = device_of(jax, device)
-    x, y = data_on(jax, problem, place)
+    place = jax_device(jax, device)
+    x, y = jax_data(jax, problem, place)
     gradient = jax.grad(original_loss, argnums=(2, 3))
     lr = problem.lr
 

@@ -64,7 +64,9 @@ def real_vector(field: str, value) -> np.ndarray:
     """value as a 1-D float64 array, or a TypeError/ValueError naming the field and what is wrong."""
     array = np.asarray(value)
     if array.dtype.kind not in "iuf":  # bool, complex, str, object, datetime: not real numbers
-        raise TypeError(f"{field} must be real numbers, got dtype {array.dtype} ({summary(array)})")
+        flat = array.ravel()
+        raise TypeError(f"{field} must be real numbers, got dtype {array.dtype} "
+                        f"({flat[:3].tolist()!r}{'...' if flat.size > 3 else ''})")
     if array.ndim != 1:
         raise ValueError(f"{field} must be 1-D, got shape {array.shape}")
     array = np.ascontiguousarray(array, dtype=np.float64)
@@ -73,11 +75,6 @@ def real_vector(field: str, value) -> np.ndarray:
         raise ValueError(f"{field} must be finite, got {field}[{bad[0]}] = {float(array[bad[0]])!r} "
                          f"({bad.size} of {array.size} values are not finite)")
     return array
-
-
-def summary(array: np.ndarray) -> str:
-    flat = array.ravel()
-    return f"{flat[:3].tolist()!r}{'...' if flat.size > 3 else ''}"
 
 
 def check_learning_rate(value) -> float:

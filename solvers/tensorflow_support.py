@@ -118,14 +118,14 @@ def session_config():
 
 
 @contextmanager
-def eager_config(config):
-    """TF2 eager code and tf.functions under a session config's placement rule and threads, as TF1 sessions are.
+def eager_config():
+    """TF2 eager code and tf.functions under session_config()'s placement rule and threads, as TF1 sessions are.
 
     Eager soft-places by default: a GPU request without a GPU would silently run on the CPU. With
     allow_soft_placement=False it fails instead, with the same InvalidArgumentError a TF1 session gives.
     The setting is process-wide, so it is restored on exit.
     """
-    tf = import_tensorflow()
+    tf, config = import_tensorflow(), session_config()
     wanted = (config.intra_op_parallelism_threads, config.inter_op_parallelism_threads)
     if eager_threads(tf) != wanted:
         raise RuntimeError(

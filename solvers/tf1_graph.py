@@ -4,6 +4,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from solvers import tensorflow_support
 from solvers.problem import Fit, Problem
 from solvers.tensorflow_support import DEVICE_SPECS, import_tensorflow
 
@@ -44,21 +45,18 @@ def build(problem: Problem, device: str, *, fed: bool) -> Tf1Graph:
 
 
 @contextmanager
-def prepared(problem: Problem, device: str, config, *, fed: bool, step: Callable):
-    """build's graph in an open session, stepping with step(session, graph): the one call each iteration makes."""
+def prepared(problem: Problem, device: str, *, fed: bool, step: Callable):
+    """A solver's prepare with build's graph: each iteration is one call of step(session, graph)."""
+    config = tensorflow_support.session_config()
     graph = build(problem, device, fed=fed)
     with import_tensorflow().compat.v1.Session(graph=graph.graph, config=config) as session:
-        yield stepping(session, graph, step(session, graph))
+        step_once = step(session, graph)
 
+        def run(iterations: int) -> Fit:
+            session.run(graph.initialize)  # every round starts from W = b = 0
+            for _ in range(iterations):
+                step_once()
+            final_W, final_b, final_loss = session.run([graph.W, graph.b, graph.loss], feed_dict=graph.feed)
+            return Fit(w=float(final_W[0, 0]), b=float(final_b[0]), loss=float(final_loss), iterations=iterations)
 
-def stepping(session, graph: Tf1Graph, step: Callable) -> Callable[..., Fit]:
-    """run(iterations): reset W = b = 0, call step() once per iteration, then fetch W, b and the loss."""
-
-    def run(iterations: int) -> Fit:
-        session.run(graph.initialize)  # every round starts from W = b = 0
-        for _ in range(iterations):
-            step()
-        final_W, final_b, final_loss = session.run([graph.W, graph.b, graph.loss], feed_dict=graph.feed)
-        return Fit(w=float(final_W[0, 0]), b=float(final_b[0]), loss=float(final_loss), iterations=iterations)
-
-    return run
+        yield run

@@ -2,16 +2,14 @@
 
 from contextlib import contextmanager
 
+from solvers import tensorflow_support
 from solvers.problem import Fit, Problem
-from solvers.tensorflow_support import DEVICE_SPECS, import_tensorflow, session_config
-
-
-def prepare(problem: Problem, device: str):
-    return prepare_with_config(problem, device, session_config())
+from solvers.tensorflow_support import DEVICE_SPECS, import_tensorflow
 
 
 @contextmanager
-def prepare_with_config(problem: Problem, device: str, config):
+def prepare(problem: Problem, device: str):
+    config = tensorflow_support.session_config()
     tf = import_tensorflow().compat.v1
     n, lr = problem.n, problem.lr
     graph = tf.Graph()

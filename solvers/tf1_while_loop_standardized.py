@@ -3,10 +3,6 @@
 from functools import partial
 
 from solvers import tf1_while_loop
-from solvers.problem import Problem
 from solvers.standardization import standardized
-from solvers.tensorflow_support import session_config
 
-
-def prepare(problem: Problem, device: str):
-    return standardized(partial(tf1_while_loop.prepare_with_config, config=session_config()), problem, device)
+prepare = partial(standardized, tf1_while_loop.prepare)

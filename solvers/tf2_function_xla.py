@@ -1,9 +1,7 @@
 """TensorFlow 2 tf.function with jit_compile=True: the whole loop compiled by XLA into one fused program."""
 
-from solvers.problem import Problem
-from solvers.tensorflow_support import session_config
-from solvers.tf2_function import prepare_compiled
+from functools import partial
 
+from solvers import tf2_function
 
-def prepare(problem: Problem, device: str):
-    return prepare_compiled(problem, device, session_config(), jit_compile=True)
+prepare = partial(tf2_function.prepare, jit_compile=True)

@@ -3,8 +3,8 @@
 from contextlib import contextmanager
 from functools import cache
 
+from solvers.framework_common import original_loss, torch_data, torch_device
 from solvers.problem import Fit, Problem
-from solvers.torch_common import data_on, device_of, original_loss
 
 
 @cache
@@ -33,8 +33,8 @@ def compiled_descend(torch, lr: float):
 def prepare(problem: Problem, device: str):
     import torch
 
-    place = device_of(torch, device)
-    x, y = data_on(torch, problem, place)
+    place = torch_device(torch, device)
+    x, y = torch_data(torch, problem, place)
     descend = compiled_descend(torch, problem.lr)
 
     def run(iterations: int) -> Fit:

@@ -2,16 +2,16 @@
 
 from contextlib import contextmanager
 
+from solvers.framework_common import original_loss, torch_data, torch_device
 from solvers.problem import Fit, Problem
-from solvers.torch_common import data_on, device_of, original_loss
 
 
 @contextmanager
 def prepare(problem: Problem, device: str):
     import torch
 
-    place = device_of(torch, device)
-    x, y = data_on(torch, problem, place)
+    place = torch_device(torch, device)
+    x, y = torch_data(torch, problem, place)
     w = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
     b = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
     optimizer = torch.optim.SGD([w, b], lr=problem.lr)

@@ -51,7 +51,7 @@ def test_with_soft_placement_the_same_request_would_silently_run_on_the_cpu(no_g
     # The control for the test above: strictness, not an accident of the graph, makes it fail.
     soft = tensorflow_support.session_config()
     soft.allow_soft_placement = True
-    monkeypatch.setattr(f"solvers.{name}.session_config", lambda: soft)
+    monkeypatch.setattr(tensorflow_support, "session_config", lambda: soft)
     with solver_module(name).prepare(seed_problem(100, 5), "gpu") as run:
         assert run(5).iterations == 5
 
