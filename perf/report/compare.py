@@ -142,16 +142,14 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     if decision:
         lines += decision.lines
         results = [decision.decided.get(result.key, result) for result in results]
-    counts = {verdict: sum(result.verdict == verdict for result in results) for verdict in words.COMPARISON_VERDICTS}
-    lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict, count in counts.items() if count))
+    lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict in words.COMPARISON_VERDICTS
+                           if (count := sum(result.verdict == verdict for result in results))))
     if undecided and not decision and gate_line:
         lines.append(gate_line(then_document, undecided, threshold))
     lines += allowed
     slower = [result for result in results if result.verdict == words.SLOWER]
-    table = {"results": tuple(results), "table_lines": (before, after)}
-    if decision:
-        return Comparison(lines, slower, None, decision.failed, decision.not_measured, **table)
-    return Comparison(lines, slower, why_not, **table)
+    return Comparison(lines, slower, why_not, getattr(decision, "failed", None),
+                      getattr(decision, "not_measured", None), tuple(results), (before, after))
 
 
 def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], devices: list[str],
