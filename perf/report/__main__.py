@@ -33,16 +33,6 @@ def stop(message: str) -> int:
     return 2
 
 
-def plots_unavailable() -> str | None:
-    """Why no plot can be drawn here, or None: asked for, a missing matplotlib is an error, as a report rewritten
-    without its plots (the committed one) would pass for a finished one."""
-    try:
-        import matplotlib  # noqa: F401  (optional: the `plot` extra)
-    except ImportError:
-        return f"plots need matplotlib, which is not installed: {plots.INSTALL_HINT}, or --no-plots for tables only"
-    return None
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.report", description=__doc__)
     parser.add_argument("runs", nargs="*", type=Path, metavar="RUN",
@@ -70,9 +60,18 @@ def main(argv=None) -> int:
     if args.answer_into and not args.runs:
         parser.error("--answer-into needs the RUN to take the answer from")
     if args.history:
+        try:
+            import asv.step_detect  # noqa: F401  (optional: the history extra)
+        except ImportError:
+            return stop(f"--history needs asv's step detection, which is not installed: {history.INSTALL_HINT}")
+    if not args.no_plots:
+        try:
+            import matplotlib  # noqa: F401  (optional: the `plot` extra)
+        except ImportError:  # an error: a report rewritten without its plots (the committed one) would pass as finished
+            return stop(f"plots need matplotlib, which is not installed: {plots.INSTALL_HINT}, or --no-plots for "
+                        "tables only")
+    if args.history:
         return history_report(args.runs or [Path(SAVED_RUNS)], args.out, args.no_plots)
-    if not args.no_plots and (why := plots_unavailable()):
-        return stop(why)
     if args.runs:
         return report(args.runs, args.out, args.no_plots, args.handoff, args.answer_into)
     folders = environment_folders()
@@ -130,12 +129,6 @@ def report(paths: list[Path], out: Path, no_plots: bool, handoff_folder: Path | 
 
 def history_report(folders: list[Path], out: Path, no_plots: bool) -> int:
     """history.md (and its plots) for every saved run in the folders; nothing in them is modified."""
-    try:
-        import asv.step_detect  # noqa: F401  (optional: the history extra)
-    except ImportError:
-        return stop(f"--history needs asv's step detection, which is not installed: {history.INSTALL_HINT}")
-    if not no_plots and (why := plots_unavailable()):
-        return stop(why)
     try:
         runs, notes = history.runs_in(folders)
     except history.HistoryError as error:

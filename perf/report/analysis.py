@@ -127,11 +127,6 @@ def question_n(rows, device: str | None = None) -> int:
     return min(sizes, key=lambda n: abs(math.log(n / QUESTION_N)))
 
 
-def per_process_ratios(row: Row) -> dict[int, float]:
-    """The row's trial ratios by the worker process each ran in; {} where the row does not say which."""
-    return dict(zip(row.trial_processes, row.trial_ratios)) if len(row.trial_processes) == len(row.trial_ratios) else {}
-
-
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
     """Σ sign × µs per step of each (solver, sign) in terms, with its interval; None where a solver was not measured.
     The interval is the Student t one over the worker processes, each counting once, or the benchmarks' intervals end
@@ -141,7 +136,8 @@ def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str,
     found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
     if reference is None or any(row is None or row.ratio is None for row in found):
         return None
-    by_process = [per_process_ratios(row) for row in found]
+    by_process = [dict(zip(row.trial_processes, row.trial_ratios))
+                  if len(row.trial_processes) == len(row.trial_ratios) else {} for row in found]
     shared = set.intersection(*(set(ratios) for ratios in by_process))
     if len(shared) >= 2:
         # At the medians' level: a part reads beside the benchmarks it is taken from.
@@ -179,8 +175,7 @@ def step_parts(rows: dict[Key, Row], device: str, n: int, parts=STEP_PARTS) -> l
 
 
 def whole_step(rows: dict[Key, Row], device: str, n: int) -> Interval | None:
-    """A tf1_feed_dict step in µs, its paired ratio with its interval times the timing reference's µs per step: the
-    whole that step_parts splits. None where not measured."""
+    """A tf1_feed_dict step in µs with its interval, the whole that step_parts splits; None where not measured."""
     row, reference = rows.get(Key(WHOLE_STEP, device, n)), reference_row(rows, n)
     if row is None or row.ratio is None or reference is None:
         return None

@@ -73,18 +73,15 @@ def environment_line(then: dict, now: dict) -> str | None:
 
 @dataclass(frozen=True)
 class Comparison:
-    """This run against a saved one, as the terminal says it: its lines, the benchmarks judged SLOWER, why it
-    measured nothing it could stand behind (None where it did), why it failed whatever --fail-on-slower says (the
-    gate that decided its CAN'T TELL rows found an error; None where nothing did), and why that gate measured nothing
-    to stand behind (None where it did, or ran none): its rows stay CAN'T TELL, and the comparison's own verdicts
-    still count."""
+    """This run against a saved one, as the terminal says it; each why is None where there is none."""
 
     lines: list[str]
-    slower: list[Compared]
-    not_measured: str | None = None
-    failed: str | None = None
+    slower: list[Compared]  # the rows judged SLOWER
+    not_measured: str | None = None  # why it measured nothing it could stand behind
+    failed: str | None = None  # why it failed whatever --fail-on-slower says: the --decide gate found an error
+    # Why the --decide gate measured nothing to stand behind: its rows stay CAN'T TELL, the comparison's own count.
     gate_not_measured: str | None = None
-    results: tuple = ()  # every row's verdict (under --decide, those the gate decided as it did): for Markdown
+    results: tuple = ()  # every row's verdict, the gate's where --decide decided it (by_gate): for Markdown
     table_lines: tuple[int, int] | None = None  # where that table stands in lines, (first, past the last); None: none
 
 
@@ -145,16 +142,14 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     if decision:
         lines += decision.lines
         results = [decision.decided.get(result.key, result) for result in results]
-    counts = {verdict: sum(result.verdict == verdict for result in results) for verdict in words.COMPARISON_VERDICTS}
-    lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict, count in counts.items() if count))
+    lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict in words.COMPARISON_VERDICTS
+                           if (count := sum(result.verdict == verdict for result in results))))
     if undecided and not decision and gate_line:
         lines.append(gate_line(then_document, undecided, threshold))
     lines += allowed
     slower = [result for result in results if result.verdict == words.SLOWER]
-    table = {"results": tuple(results), "table_lines": (before, after)}
-    if decision:
-        return Comparison(lines, slower, None, decision.failed, decision.not_measured, **table)
-    return Comparison(lines, slower, why_not, **table)
+    return Comparison(lines, slower, why_not, getattr(decision, "failed", None),
+                      getattr(decision, "not_measured", None), tuple(results), (before, after))
 
 
 def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], devices: list[str],
@@ -171,11 +166,9 @@ def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], device
 
 
 def run_ending(endings: list[Comparison], fail_on_slower: float | None) -> tuple[int, list[str], list[str]]:
-    """How the comparisons end the run: its status, why it failed, and why what was asked was not measured. NOT
-    MEASURED where none was loaded or one could not judge (its verdicts count neither way). FAILED on an error the gate
-    found under --decide, or a SLOWER under --fail-on-slower (the gate's SLOWER rows alike), whatever the gate did with
-    the other rows: a gate that measured nothing leaves its rows CAN'T TELL and takes nothing from the SLOWER rows the
-    comparison found itself; both are said. NOT MEASURED where that gate is all there is to say; else PASSED."""
+    """How the comparisons end the run (docs/usage.md, how a gate or a comparison ends): its status, why it failed,
+    and why what was asked was not measured. A --decide gate that measured nothing takes nothing from the SLOWER rows
+    the comparison found itself: a run may fail and leave rows unmeasured, and both are said."""
     if not endings:
         return NOT_MEASURED, [], ["--benchmark-compare: pytest-benchmark loaded no saved run to compare with"]
     if why := next((found.not_measured for found in endings if found.not_measured), None):
@@ -203,9 +196,8 @@ COMPARISON_EXITS = {PASSED: "exit 0: nothing it stands behind failed",
 
 def comparison_summary(status: int, failures: list[str], unmeasured: list[str], comparisons: list,
                        answer: list[str]) -> str:
-    """A comparison of saved runs' summary: its ending and exit status first, with why it failed and why what was
-    asked was not measured (perf/report/compare.py, run_ending: a run may fail and leave rows unmeasured), each
-    comparison's verdict table with its lines (a Comparison), then this run's answer as the terminal prints it."""
+    """A comparison of saved runs' step summary: its ending (run_ending's) and exit status, each comparison's lines
+    with its verdicts as a table, then this run's answer as the terminal prints it."""
     # The status is pytest's, which may be one of its own (an interruption, an internal error): said as it is.
     word = {PASSED: words.PASSED, FAILED: words.FAILED, NOT_MEASURED: words.NOT_MEASURED}.get(status, "ended")
     said = "; ".join(failures + [why if status == NOT_MEASURED else f"{words.NOT_MEASURED}: {why}"

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from perf.judge.statistics import Interval
+from perf.judge.statistics import Interval, overlapping
 from perf.measure.cpus import FREE, recorded_affinity
 from perf.report.compare import ENVIRONMENT
 from perf.report.tables import number, with_interval
@@ -22,10 +22,6 @@ class HandoffError(Exception):
     """The study's figures cannot be read: the message says why."""
 
 
-def excludes_zero(interval: Interval | None) -> bool:
-    return interval is not None and (interval.low > 0 or interval.high < 0)
-
-
 def more(interval: Interval) -> str:
     """'12.3 µs (10.1 to 14.5) more' or '... less', by the sign of its value."""
     if interval.value < 0:
@@ -39,10 +35,11 @@ def attribution(gap: Interval | None, pools: Interval | None, crossing: Interval
     excludes zero; '' where the study has no gap to explain."""
     if gap is None or pools is None or crossing is None:
         return ""
-    if not excludes_zero(gap):
+    zero = Interval(0.0, 0.0, 0.0)
+    if overlapping(gap, zero):
         return f"free and on one CPU a step costs the same within the interval ({with_interval(gap)} µs)."
     said = [f"free costs {more(gap)} a step than one CPU (TensorFlow's default threads each)."]
-    pooled, crossed = excludes_zero(pools), excludes_zero(crossing)
+    pooled, crossed = not overlapping(pools, zero), not overlapping(crossing, zero)
     count = f"{free_threads} threads"
     if pooled:
         share = "most of the gap" if pools.value > gap.value / 2 else "part of the gap"

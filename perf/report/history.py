@@ -5,8 +5,9 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perf.judge.rules import CHANGE_CONFIDENCE
-from perf.judge.statistics import Interval, shift_interval
+from perf.judge.outcome import DEFAULT_THRESHOLD
+from perf.judge.rules import change_verdict
+from perf.judge.statistics import Interval
 from perf.measure import TIMING_REFERENCE, Key
 from perf.report.compare import ENVIRONMENT, STAND_INS
 from perf.report.runs import Run, load_run
@@ -15,10 +16,8 @@ from perf.storage import RunError
 
 INSTALL_HINT = "pip install -e '.[history]'"
 # A step needs this many runs (with a value) on each side, within the levels next to it, to be named a change. With one
-# or two runs a side, a step cannot be told from one odd run: a run made under other load, or pinned to another core,
-# moves its level as a commit would, and step detection fits a step to it all the same. With three, an odd run is one
-# of three on its side: it widens the step's interval (at three a side the whole range of the differences) rather than
-# making the step.
+# or two a side, one odd run (made under other load, or on another core) makes a step as a commit would; with three, it
+# widens the step's interval (at three a side the whole range of the differences) rather than making the step.
 MIN_RUNS_A_SIDE = 3
 
 
@@ -99,20 +98,22 @@ def runs_in(folders: list[Path]) -> tuple[list[Run], list[str]]:
     return runs, notes
 
 
-def point(run: Run) -> Point:
-    commit = run.document.get("commit_info") or {}
-    label = (commit.get("id") or "?")[:7] + ("+" if commit.get("dirty") else "")
-    return Point(run, label, commit.get("time") or run.document.get("datetime") or "")
-
-
-def series_of(runs: list[Run]) -> list[Series]:
-    """The runs split by environment, each series in commit order (the run's own time breaking ties)."""
+def history(runs: list[Run]) -> list[Series]:
+    """The runs split by environment, each series in commit order (the run's own time breaking ties) with its
+    benchmarks' trends; a series of one run has none (nothing to compare)."""
     found = {}
     for run in runs:
         environment = tuple((name, str(value(run.fssgd))) for name, value in ENVIRONMENT + STAND_INS)
-        found.setdefault(environment, Series(environment)).points.append(point(run))
+        commit = run.document.get("commit_info") or {}
+        label = (commit.get("id") or "?")[:7] + ("+" if commit.get("dirty") else "")
+        found.setdefault(environment, Series(environment)).points.append(
+            Point(run, label, commit.get("time") or run.document.get("datetime") or ""))
     for series in found.values():
         series.points.sort(key=lambda entry: (entry.when, entry.run.document.get("datetime") or "", entry.name))
+        if len(series.points) > 1:
+            keys = {key for entry in series.points for key in entry.run.rows}
+            series.trends = [trend(key, series.points) for key in sorted(keys)
+                             if (key.solver, key.device) != TIMING_REFERENCE]
     return list(found.values())
 
 
@@ -136,8 +137,9 @@ def trend(key: Key, points: list[Point]) -> Trend:
     def shift(then: list[int], now: list[int]) -> Interval | None:  # None: too few runs to tell
         if min(len(then), len(now)) < MIN_RUNS_A_SIDE:
             return None
-        # As sure of a step as the comparison of two runs.
-        found = shift_interval([logs[index] for index in then], [logs[index] for index in now], CHANGE_CONFIDENCE)
+        # As sure of a step as the comparison of two runs: its change, the runs on each side as its trials.
+        found, _, _ = change_verdict([ratios[index].value for index in then], [ratios[index].value for index in now],
+                                     DEFAULT_THRESHOLD)
         return found if found.low < found.high else None
 
     # Each level: the runs with a value in asv's steps with no change between them, and the step merged last.
@@ -149,23 +151,10 @@ def trend(key: Key, points: list[Point]) -> Trend:
                     key=lambda index: abs(level(levels[index + 1][0]) - level(levels[index][0])))
         (then, _), (now, _) = levels[index:index + 2]
         levels[index:index + 2] = [(then + now, TooFew(points[now[0]], (len(then), len(now))))]
-    changes = [Change(points[now[0]], Interval(*(math.exp(value) for value in shift[:3]), shift.coverage))
-               for (now, _), shift in zip(levels[1:], shifts)]
+    changes = [Change(points[now[0]], shift) for (now, _), shift in zip(levels[1:], shifts)]
     values = [math.exp(level(runs)) for runs, _ in levels]
     return Trend(key, ratios, changes, values[-1] if values else math.nan, min(values, default=math.nan),
                  [step for _, step in levels if step])
-
-
-def history(runs: list[Run]) -> list[Series]:
-    """Every series with its benchmarks' trends; a series of one run has none (nothing to compare)."""
-    found = series_of(runs)
-    for series in found:
-        if len(series.points) < 2:
-            continue
-        keys = sorted({key for entry in series.points for key in entry.run.rows
-                       if (key.solver, key.device) != TIMING_REFERENCE})
-        series.trends = [trend(key, series.points) for key in keys]
-    return found
 
 
 def markdown(found: list[Series]) -> str:

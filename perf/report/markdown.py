@@ -32,15 +32,6 @@ def size_tables(rows: dict) -> list[str]:
     return lines
 
 
-def regime(solver: str, model, reference, crossover: float | None, low: float) -> str:
-    """Who is faster where, in words."""
-    if crossover is not None:
-        winner = solver if model.beta_ns < reference.beta_ns else REFERENCE_SOLVER
-        return f"`{winner}` faster above n*"
-    faster = model.per_step_us(low) < reference.per_step_us(low)
-    return f"{'faster' if faster else 'slower'} throughout"
-
-
 def model_table(models: dict, rows: dict) -> list[str]:
     cells = []
     reference = models.get(analysis.TIMING_REFERENCE)
@@ -54,9 +45,14 @@ def model_table(models: dict, rows: dict) -> list[str]:
             crossover, where = analysis.model_crossover(models, solver, device)
             crossover_cell = analysis.NONE_IN_RANGE if crossover is None else f"{crossover:,.0f}" + (
                 " (extrapolated)" if where == "extrapolated" else "")
-            regime_cell = regime(solver, model, reference, crossover, max(model.sizes[0], reference.sizes[0]))
-            if crossover is None and measured_cell.startswith("≈"):  # the line misses what the ratios show
-                regime_cell += ", by the line alone: the measured ratio crosses"
+            if crossover is not None:  # who is faster where, in words
+                regime_cell = f"`{solver if model.beta_ns < reference.beta_ns else REFERENCE_SOLVER}` faster above n*"
+            else:
+                low = max(model.sizes[0], reference.sizes[0])
+                faster = model.per_step_us(low) < reference.per_step_us(low)
+                regime_cell = f"{'faster' if faster else 'slower'} throughout"
+                if measured_cell.startswith("≈"):  # the line misses what the ratios show
+                    regime_cell += ", by the line alone: the measured ratio crosses"
         cells.append([f"`{solver}`", device, number(model.alpha_us), number(model.beta_ns),
                       f"{model.sizes[0]:,}–{model.sizes[-1]:,} ({len(model.sizes)})", fit_quality,
                       crossover_cell, measured_cell, regime_cell])

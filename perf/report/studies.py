@@ -73,35 +73,27 @@ def sweep_section(rows: list[Row]) -> list[str]:
          "µs / step", "setup = K steps", "K (count)", "max rel. residual"], cells)
 
 
-def fastest_standardized(rows: list[Row]) -> dict:
-    """Median wall time of the fastest standardized-x solver per (device, dtype): what raw x is compared with."""
-    fastest = {}
-    for row in rows:
-        if row.info.get("x_scaling") == "standardized":
-            key = row.key.device, row.dtype
-            fastest[key] = min(fastest.get(key, row.median_s), row.median_s)
-    return fastest
-
-
-def accuracy_cells(row: Row, standardized_s: float | None) -> list:
-    reached = row.info.get("time_to_accuracy") or {}
-    steps = number(reached.get("iterations"))
-    return [f"`{row.key.solver}`", row.key.device, row.info.get("x_scaling", "—"),
-            f"{row.info['lr']:g}" if row.info.get("lr") else "—",
-            steps if reached.get("reached") else f"not reached within {steps}",
-            number(row.median_s), number(row.per_step_us),
-            f"{'yes' if reached.get('reached') else 'no'} ({reached.get('error', float('nan')):.5g})",
-            number(row.median_s / standardized_s) if standardized_s else "—"]
-
-
 def accuracy_section(rows: list[Row]) -> list[str]:
     rows = [row for row in rows if row.median_s]
     if not rows:
         return []
-    # Same dtype, same device: the same precision asked of both, on the same hardware.
-    standardized_s = fastest_standardized(rows)
-    ordered = sorted(rows, key=lambda row: (row.key.device, row.info.get("x_scaling") != "raw", row.median_s))
-    cells = [accuracy_cells(row, standardized_s.get((row.key.device, row.dtype))) for row in ordered]
+    # What raw x is compared with: the fastest standardized-x solver's median wall time of the same dtype and device,
+    # the same precision asked of both, on the same hardware.
+    standardized_s = {}
+    for row in rows:
+        if row.info.get("x_scaling") == "standardized":
+            key = row.key.device, row.dtype
+            standardized_s[key] = min(standardized_s.get(key, row.median_s), row.median_s)
+    cells = []
+    for row in sorted(rows, key=lambda row: (row.key.device, row.info.get("x_scaling") != "raw", row.median_s)):
+        reached, fastest_s = row.info.get("time_to_accuracy") or {}, standardized_s.get((row.key.device, row.dtype))
+        steps = number(reached.get("iterations"))
+        cells.append([f"`{row.key.solver}`", row.key.device, row.info.get("x_scaling", "—"),
+                      f"{row.info['lr']:g}" if row.info.get("lr") else "—",
+                      steps if reached.get("reached") else f"not reached within {steps}",
+                      number(row.median_s), number(row.per_step_us),
+                      f"{'yes' if reached.get('reached') else 'no'} ({reached.get('error', float('nan')):.5g})",
+                      number(row.median_s / fastest_s) if fastest_s else "—"])
     targets = {(row.info.get("time_to_accuracy") or {}).get("target") for row in rows} - {None}
     target = ", ".join(f"{value:g}" for value in sorted(targets)) or "?"
     return [f"Wall time to (w, b) within a relative error of {target} of the closed form (least squares), both "

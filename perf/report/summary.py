@@ -47,13 +47,13 @@ def summary_lines(benchmarks: list[dict], setting: str, free_cpus: int = 0) -> l
         lines += [""] + device_table(rows, device)
         lines += fewer_steps(rows, device)
         lines += decomposition(rows, device, free_cpus)
-    return lines + more_trials(rows.values())
+    return lines + trials_taken_lines(rows.values())
 
 
-def more_trials(rows) -> list[str]:
-    """What the budget bought: which benchmarks took trials past the profile's and were made precise enough to call
-    the comparison's threshold, which it gave up on as out of reach, and which were still not precise enough when
-    they stopped (perf/measure/schedule.py)."""
+def trials_taken_lines(rows) -> list[str]:
+    """A line on what the budget bought: which benchmarks took trials past the profile's and were made precise enough
+    to call the comparison's threshold, which it gave up on as out of reach, and which still want more trials, not
+    precise enough when they stopped (perf/measure/schedule.py); [] where no benchmark says why its trials stopped."""
     judged = [row for row in rows if row.info.get("trials_stopped")]
     if not judged:
         return []
@@ -122,14 +122,9 @@ def decomposition(rows: dict, device: str, free_cpus: int) -> list[str]:
     if not (found := decomposition_cells(rows, device, n)):
         return []
     whole, cells = found
-    return ["", f"Where a {analysis.WHOLE_STEP} step goes ({device}, n = {n:,}, {number(whole.value)} µs):"] + [
-        "  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))] + free_cost(device, free_cpus)
-
-
-def free_cost(device: str, free_cpus: int) -> list[str]:
-    """In a free run on several CPUs, a line saying that the parts hold what running free costs over one CPU, which no
-    pair of this run's solvers isolates; the study says what it is."""
-    if device != "cpu" or free_cpus < 2:
-        return []
-    return [f"  Free on {free_cpus} CPUs, these parts hold what running free costs over one CPU; --cpu-affinity quiet "
-            "leaves it out (what it is: docs/results/handoff/README.md)."]
+    lines = ["", f"Where a {analysis.WHOLE_STEP} step goes ({device}, n = {n:,}, {number(whole.value)} µs):"]
+    lines += ["  " + line for line in aligned([DECOMPOSITION_HEADER], cells, numeric=(1, 2))]
+    if device == "cpu" and free_cpus >= 2:  # no pair of this run's solvers isolates what running free costs
+        lines.append(f"  Free on {free_cpus} CPUs, these parts hold what running free costs over one CPU; "
+                     "--cpu-affinity quiet leaves it out (what it is: docs/results/handoff/README.md).")
+    return lines
