@@ -27,7 +27,7 @@ GATE_MODULE = ("-m", "perf.gate")
 DECIDED_AS = {words.REGRESSION: words.SLOWER, words.IMPROVEMENT: words.FASTER, words.CLEAR: words.UNCHANGED}
 # The gate's verdicts that fail the run whatever --fail-on-slower says: an error that repeated (a wrong answer, a
 # crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
-FAILS = tuple(verdict for verdict in words.FAILING if verdict not in DECIDED_AS)
+GATE_ERRORS = tuple(verdict for verdict in words.FAILING if verdict not in DECIDED_AS)
 
 # The gate's screening budget under --decide: GATE_BUDGET_S_BASE and GATE_BUDGET_S_PER_ROW a row, at most
 # GATE_BUDGET_S. A pass costs its workers' start and a trial of each row on both versions, so a few rows are decided in
@@ -161,7 +161,7 @@ def decision_of(undecided: list[Compared], rows: dict) -> Decision:
             change = Interval(row["ratio"], row["low"], row["high"], row.get("coverage", 1.0))
             decided[result.key] = replace(result, verdict=verdict, change=change, detectable=None, by_gate=True)
             lines.append(f"decided by the gate: {name} {words.printed(verdict)} ({gate_figures(row)})")
-        elif row["verdict"] in FAILS:
+        elif row["verdict"] in GATE_ERRORS:
             errors.append(f"{name} ({row.get('why') or row['verdict']})")
             lines.append(f"the gate found an error: {name} {words.printed(row['verdict'])} ({row.get('why', '')})")
         else:

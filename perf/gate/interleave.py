@@ -148,7 +148,7 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
 
 
 @contextmanager
-def started(versions: list, threads: int, preload: list[str] | None = None):
+def workers_running(versions: list, threads: int, preload: list[str] | None = None):
     """A worker per version, label -> Workers (a process per framework), each with the solvers in preload imported
     (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default
     one): two versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened
@@ -172,10 +172,10 @@ def gate_affinity() -> tuple[int, ...]:
     return cpus.cpu_list(os.environ.get(cpus.AFFINITY_VARIABLE) or cpus.QUIET)
 
 
-def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):
+def workers_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):
     """Fresh workers with these solvers imported (default: all), started in an order that turns from pass to pass."""
     turn = pass_index % len(versions)
-    return started(versions[turn:] + versions[:turn], threads, solvers)
+    return workers_running(versions[turn:] + versions[:turn], threads, solvers)
 
 
 def alternated(order: list, index: int) -> list:

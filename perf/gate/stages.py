@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, replace
 
 from perf.gate.interleave import (Outcome, alternated, benchmarks_of, listings, prepared_outcomes, run_pass,
-                                  started_for_pass)
+                                  workers_for_pass)
 from perf.judge.outcome import DEFAULT_THRESHOLD
 from perf.judge.rules import FALSE_ALARM_RATE, Verdict, judged
 from perf.judge.words import ERROR, INCONCLUSIVE, REGRESSION, UNCONFIRMED
@@ -107,7 +107,7 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
         # A candidate with nothing open is not started: its worker and trials would cost the others time for nothing.
         present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
         began = time.perf_counter()
-        with started_for_pass(present, threads, pass_index, solvers) as workers:
+        with workers_for_pass(present, threads, pass_index, solvers) as workers:
             if not pass_index:
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers), profile)
                 open_for = policy.open_for(outcomes, pass_index)
