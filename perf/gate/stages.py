@@ -1,12 +1,6 @@
 """The gate's measurement in stages: a screen of every benchmark, more passes for those not yet decided, within a
-budget, then a confirmation of each flagged one, alone, on fresh processes, new seed.
-
-A benchmark is decided once its verdict is CLEAR, REGRESSION or IMPROVEMENT (perf/judge/rules.py): it stops there,
-and the time left goes to the ones still undecided, so the noisiest get the most passes. A flagged benchmark (a
-regression, a wrong answer, a crash) fails the gate only if its confirmation flags it again: a real slowdown shows
-in both, a passing state of the machine or a flaky crash in one. The screen's false-alarm rate is FALSE_ALARM_RATE
-over all its benchmarks (Bonferroni), the confirmation's FALSE_ALARM_RATE for each flagged one; the two are
-measured apart, so at most FALSE_ALARM_RATE² of gate runs on identical versions fail.
+budget, then a confirmation of each flagged one, alone, on fresh processes, new seed. The rule, and why at most
+FALSE_ALARM_RATE² of gate runs on identical versions fail: docs/gate.md, "How it decides".
 """
 
 import random
