@@ -122,11 +122,10 @@ def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Out
 
 def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_index: int, rng: random.Random,
              starts: dict, round_order) -> dict:
-    """One pass on freshly started workers: one trial of every live outcome on every version, its rounds in
-    round_order (of the versions and the round's index); Key -> the seconds each took. labels: the versions, the
-    baseline first; starts: benchmark -> the offset of its first opener, drawn once per benchmark and run, so that
-    over the passes each version opens it first as often as the others (one apart when the count is odd; exactly so
-    while the same versions take part, as the gate's two always do)."""
+    """One pass on freshly started workers: one trial of every live outcome on every version (labels, the baseline
+    first), its rounds in round_order (of the versions and the round's index); Key -> the seconds each took. starts:
+    benchmark -> the offset of its first opener, drawn once a run, so that over the passes each version opens it
+    first as often as the others (one apart when the count is odd)."""
     live = [outcome for outcome in outcomes if outcome.unjudged is None]
     seconds = {}
     for outcome in rng.sample(live, len(live)):
