@@ -22,7 +22,7 @@ from perf.gate import stages
 from perf.gate.bisect import bisect_command
 from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.decide import command_line
-from perf.gate.ending import ending, gate_summary, onednn_settings
+from perf.gate.ending import USAGE_ERROR, ending, gate_summary, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, threshold_argument
 from perf.judge import words
@@ -36,7 +36,6 @@ from perf.measure.worker import WorkerStopped
 from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, summarized
 from solvers import DEVICES
 
-USAGE_ERROR = 2  # argparse's
 # What the gate reads of a profile: its sizes (by default) and the most steps a round at each (rounds are sized to
 # interleave.ROUND_S below that); its trials and rounds are the suite's, not the gate's, which has passes of its own.
 GATE_PROFILE = PROFILES["quick"]

@@ -9,11 +9,12 @@ from perf.judge.rules import Verdict
 from perf.measure.environment import onednn_setting
 from perf.report.tables import markdown
 
+USAGE_ERROR = 2  # argparse's, the gate's too
 # The step summary's line for each exit status (perf/step_summary.py writes it).
 GATE_EXITS = {PASSED: "exit 0: no confirmed regression, repeated error or lost benchmark",
               FAILED: "exit 1: a confirmed regression, a repeated error or a benchmark the candidate lost",
               NOT_MEASURED: "exit 10: it could not measure what it was asked, which is never a pass",
-              2: "exit 2: a usage error, reported before anything was timed"}  # argparse's, the gate's usage error
+              USAGE_ERROR: "exit 2: a usage error, reported before anything was timed"}
 # Above the full verdict table a page stays short whatever fails: the rest is in the table.
 MOST_FLAGGED, MOST_UNMEASURED = 12, 8
 
