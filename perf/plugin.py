@@ -106,14 +106,13 @@ def pytest_configure(config):
         shrink_factor()
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
-    if config.getoption("fail_on_slower") and not config.getoption("benchmark_compare", None):
-        raise pytest.UsageError("--fail-on-slower needs --benchmark-compare: a saved run to compare this one with")
-    if config.getoption("decide") and not config.getoption("benchmark_compare", None):
-        raise pytest.UsageError("--decide needs --benchmark-compare: the gate decides the rows a comparison with a "
-                                "saved run could not tell")
-    if config.getoption("summary") and not config.getoption("benchmark_compare", None):
-        raise pytest.UsageError("--summary needs --benchmark-compare: it is the comparison's ending in Markdown")
-    if config.getoption("benchmark_compare", None):
+    comparing = config.getoption("benchmark_compare", None)
+    for option, why in (("--fail-on-slower", "a saved run to compare this one with"),
+                        ("--decide", "the gate decides the rows a comparison with a saved run could not tell"),
+                        ("--summary", "it is the comparison's ending in Markdown")):
+        if config.getoption(option) and not comparing:
+            raise pytest.UsageError(f"{option} needs --benchmark-compare: {why}")
+    if comparing:
         try:
             check_summary_targets(config.getoption("summary"))  # before anything is timed
         except SummaryError as error:
@@ -249,10 +248,8 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
 
 
 def described(config) -> dict:
-    """The run's environment (machine_info.fssgd), described by its first reader (choosing the saved run to compare
-    with, else saving this one), then only read. At our configure only for a comparison, which reads it there anyway:
-    it imports TensorFlow, which runs that read none of it need not; any later point gives the same, as describe()
-    imports it itself (perf/measure/environment.py)."""
+    """The run's environment (machine_info.fssgd), described by its first reader, then only read: at our configure
+    only for a comparison (describing imports TensorFlow, which runs that read none of it need not)."""
     if ENVIRONMENT not in config.stash:
         config.stash[ENVIRONMENT] = environment.describe(config.getoption("profile"), config.getoption("cpu_affinity"))
     return config.stash[ENVIRONMENT]
@@ -315,7 +312,6 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
     them: FAILED on a SLOWER under --fail-on-slower or an error the gate found under --decide, NOT MEASURED where the
     comparison could not judge, or where nothing failed and the gate deciding it measured nothing (said either way).
     Its summary, with the answer, is written once pytest's exit status is settled (pytest_unconfigure)."""
-    fail_on_slower = config.getoption("fail_on_slower")
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
     # The gate the CAN'T TELL line names is the one --decide runs: on this run's CPUs and threads.
     gate = {"affinity": config.getoption("cpu_affinity"), "threads": config.getoption("threads")}
@@ -334,7 +330,7 @@ def compared_with_saved_run(config, terminalreporter, session, benchmarks, answe
         write_section(terminalreporter, "fssgd-bench: compared with a saved run",
                       config.stash[STORAGE_WARNINGS] + found.lines)
         endings.append(found)
-    status, failures, unmeasured = compare.run_ending(endings, fail_on_slower)
+    status, failures, unmeasured = compare.run_ending(endings, config.getoption("fail_on_slower"))
     config.stash[SUMMARY] = (failures, unmeasured, endings, answer)
     for why in failures:  # a failure is the run's ending, and what was not measured beside it is said too
         terminalreporter.write_line(f"fssgd-bench: {words.FAILED} {why}", red=True, bold=True)

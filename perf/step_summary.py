@@ -10,24 +10,18 @@ class SummaryError(Exception):
     """A summary file that cannot be written; the message names it."""
 
 
-def summary_targets(path: Path | None) -> list[tuple[Path, str]]:
-    """Where a summary goes, and how: the --summary file afresh, and $GITHUB_STEP_SUMMARY appended to, as every step
-    of a CI job writes there."""
-    targets = [(Path(path), "w")] if path else []
-    if os.environ.get(SUMMARY_VARIABLE):
-        targets.append((Path(os.environ[SUMMARY_VARIABLE]), "a"))
-    return targets
-
-
 def check_summary_targets(path: Path | None) -> None:
     """Raise SummaryError where a summary could not be written, so that a command stops before timing anything."""
     write_summary(None, path)
 
 
 def write_summary(text: str | None, path: Path | None) -> None:
-    """The summary to the --summary file and to $GITHUB_STEP_SUMMARY, each where given (None: each opened to append,
-    nothing written); SummaryError naming the path that could not be written."""
-    for target, mode in summary_targets(path):
+    """The summary to the --summary file afresh and appended to $GITHUB_STEP_SUMMARY, as every step of a CI job writes
+    there, each where given (None: each opened to append, nothing written); SummaryError naming what cannot be."""
+    targets = [(Path(path), "w")] if path else []
+    if os.environ.get(SUMMARY_VARIABLE):
+        targets.append((Path(os.environ[SUMMARY_VARIABLE]), "a"))
+    for target, mode in targets:
         try:
             with open(target, "a" if text is None else mode, encoding="utf-8") as summary:
                 if text is not None:

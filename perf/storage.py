@@ -82,15 +82,10 @@ def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
 
 def check_storage(option, like=None) -> list[str]:
     """StorageError before any benchmark runs when a result could not be written or a saved run it names is not
-    there; NotMeasured when there is no saved run to compare with, or the one to compare cannot be read. Returns a
-    warning for each other saved run that cannot be read (left out, as pytest-benchmark leaves it out).
-
-    --benchmark-compare with no run named is pointed at the newest saved run like this one (like(fssgd): its
-    machine_info.fssgd records this run's environment), else the newest: pytest-benchmark's own choice is the newest
-    of any kind, and a --benchmark-storage that free and pinned runs share would make a pinned run after a free one
-    NOT MEASURED. pytest-benchmark would find the rest out only at the end, with a traceback, compare against an older
-    run than the one asked for, or say it cannot compare and pass. Nothing here modifies or deletes a saved run.
-    """
+    there; NotMeasured when there is no saved run to compare with, or the one to compare cannot be read (where
+    pytest-benchmark finds these out only at the end, with a traceback, or compares another run). Returns a warning
+    for each other saved run that cannot be read, left out. --benchmark-compare with no run named is pointed at the
+    newest saved run like this one (newest_like; docs/usage.md). Nothing here modifies or deletes a saved run."""
     if not hasattr(option, "benchmark_storage"):
         return []  # pytest-benchmark is not loaded (-p no:benchmark)
     storage = option.benchmark_storage

@@ -68,10 +68,10 @@ def fake_workers_for_every_version(monkeypatch, listing, seconds):
     started = []
 
     @contextmanager
-    def started_for_pass(versions, threads, pass_index, solvers=None):
+    def workers_for_pass(versions, threads, pass_index, solvers=None):
         started.append(([version.label for version in versions], solvers))
         log = []
         yield {version.label: FakeWorker(listing, version.label, seconds=seconds, log=log) for version in versions}
 
-    monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+    monkeypatch.setattr(stages, "workers_for_pass", workers_for_pass)
     return started

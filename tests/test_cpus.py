@@ -95,7 +95,7 @@ def test_a_run_chooses_its_quiet_cpu_once_and_times_every_pass_and_reports_on_it
     monkeypatch.setattr(interleave, "WorkerSet", Workers)
     versions = [SimpleNamespace(label="baseline"), SimpleNamespace(label="candidate")]
     for pass_index in range(3):
-        with interleave.started_for_pass(versions, 1, pass_index):
+        with interleave.workers_for_pass(versions, 1, pass_index):
             pass
     assert timed_on == [(0,)] * 6 and interleave.gate_affinity() == (0,)  # its report names where it timed
     assert cpus.affinity_argument("quiet") == (0,)  # the suite's option, which pytest parses more than once

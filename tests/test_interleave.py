@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from gate_fakes import QUICK, FakeWorker, cpu_only, fakes, passes
 
-from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, prepared_outcomes, started
+from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, prepared_outcomes, workers_running
 from perf.gate.versions import ROOT, GateUsageError, Version
 from perf.measure import Key
 from perf.measure.cpus import AFFINITY_VARIABLE
@@ -94,7 +94,8 @@ def test_a_solver_no_version_has_cannot_be_gated():
 @pytest.mark.skipif(tensorflow_support.unavailable_reason() is not None, reason="needs TensorFlow")
 def test_a_worker_imports_first_then_pins_every_thread_its_sessions_start_to_its_cpu(monkeypatch):
     monkeypatch.setenv(AFFINITY_VARIABLE, "0")  # every machine has a CPU 0
-    with started([Version("candidate", "the working tree", ROOT, sys.executable)], 1, ["tf1_callable"]) as workers:
+    with workers_running([Version("candidate", "the working tree", ROOT, sys.executable)], 1,
+                         ["tf1_callable"]) as workers:
         worker = workers["candidate"]
         worker.ask({"op": "open", "solver": "tf1_callable", "device": "cpu", "n": 1000, "steps": 10, "calls": 1})
         threads = list(Path(f"/proc/{worker.process.pid}/task").iterdir())

@@ -30,13 +30,13 @@ def fake_passes(monkeypatch):
 
     def use(seconds):
         @contextmanager
-        def started_for_pass(versions, threads, pass_index, solvers=None):
+        def workers_for_pass(versions, threads, pass_index, solvers=None):
             counted.append(pass_index)
             imported.append(solvers)
             yield fakes(cpu_only("numpy_loop", "numpy_lean"), baseline={"seconds": seconds},
                         candidate={"seconds": seconds})
 
-        monkeypatch.setattr(stages, "started_for_pass", started_for_pass)
+        monkeypatch.setattr(stages, "workers_for_pass", workers_for_pass)
         return counted
 
     imported = []

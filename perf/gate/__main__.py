@@ -1,28 +1,12 @@
 """python -m perf.gate: two versions timed on one machine in one job, in fresh processes, judged by paired ratios.
 
-A committed baseline only fits the machine it was made on, and CI changes CPU model from one run
-to the next; two versions measured side by side need no baseline. A version is
-
-- a git revision of this repository (`HEAD~1`, `main`, a SHA), checked out in a temporary worktree;
-- `.`, the working tree as it is (the default candidate);
-- a Python interpreter (`.tox/tf212-cpu/bin/python`): this working tree run by it, e.g. another
-  TensorFlow release.
+A version is a git revision, '.' (the working tree, the default candidate) or a Python interpreter that runs this tree:
 
     python -m perf.gate HEAD~1                       # the commit before against the working tree
-    python -m perf.gate .tox/tf212-cpu/bin/python .tox/tf221-cpu/bin/python
-    python -m perf.gate HEAD~1 --solvers numpy_loop,tf1_while_loop --json gate.json
     python -m perf.gate HEAD~5 HEAD --sizes 1000 --budget 150   # CI's drift gate
-    python -m perf.gate HEAD~1 --benchmarks tf1_feed_dict-cpu-n1000,numpy_lean-cpu-n100000   # these alone
 
-Each version runs in worker processes of its own, one per framework (perf/measure/workers.py; each runs this tree's
-measurement, perf/measure/worker.py, with that version's `solvers`), fresh ones every pass, so what is compared is the solvers' code and the
-packages beneath them. Every benchmark of either version is screened in passes (perf/gate/stages.py,
-perf/gate/interleave.py) and judged (perf/judge/rules.py); each one flagged is measured again alone.
-Confirmed regressions, errors (a wrong answer, a crash) that repeat, and benchmarks the candidate lost
-fail: exit 1. A gate that measured nothing, or nothing on a device it was asked for (no GPU visible), or whose
-versions cannot start, is NOT MEASURED: exit 10 (perf/judge/outcome.py), never passed. A usage error (an unknown
-device or solver, a revision that does not exist) exits 2 before anything is timed. --summary FILE, and
-$GITHUB_STEP_SUMMARY where set, get the ending in Markdown (perf/gate/ending.py), however the gate ended.
+What it compares, how it measures (perf/gate/interleave.py, stages.py) and decides (perf/judge/rules.py), and how it
+ends (perf/gate/ending.py: exit 0, 1 FAILED, 10 NOT MEASURED, 2 a usage error): docs/gate.md.
 """
 
 import argparse
@@ -38,7 +22,7 @@ from perf.gate import stages
 from perf.gate.bisect import bisect_command
 from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.decide import command_line
-from perf.gate.ending import ending, gate_summary, onednn_settings
+from perf.gate.ending import USAGE_ERROR, ending, gate_summary, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, threshold_argument
 from perf.judge import words
@@ -52,7 +36,6 @@ from perf.measure.worker import WorkerStopped
 from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, summarized
 from solvers import DEVICES
 
-USAGE_ERROR = 2  # argparse's
 # What the gate reads of a profile: its sizes (by default) and the most steps a round at each (rounds are sized to
 # interleave.ROUND_S below that); its trials and rounds are the suite's, not the gate's, which has passes of its own.
 GATE_PROFILE = PROFILES["quick"]
@@ -68,8 +51,10 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
              f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
              f"  {words.printed(words.REGRESSION)}: slower than 1 + {threshold:.0%}/2 with the interval above 1; "
              f"{words.printed(words.CLEAR)}: a {threshold:.0%} slowdown ruled out at {1 - RULED_OUT:.1%}. On identical "
-             f"versions at most {FALSE_ALARM_RATE:.0%} of runs flag a benchmark" + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
-             "  oneDNN: " + ", ".join(f"{version.label} {setting}" for version, setting in onednn_settings(baseline, candidate))
+             f"versions at most {FALSE_ALARM_RATE:.0%} of runs flag a benchmark"
+             + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
+             "  oneDNN: " + ", ".join(f"{version.label} {setting}"
+                                      for version, setting in onednn_settings(baseline, candidate))
              + f"; workers on {cpus.affinity_setting(gate_affinity())}"]
     width = max((len(row.benchmark) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
@@ -145,21 +130,19 @@ class GateParser(argparse.ArgumentParser):
 def replaying(argv: list[str], seed: int | None) -> str:
     """The command that replays this gate here: its arguments with this seed (where one is drawn yet), less --summary
     (a file of CI's)."""
-    kept, skip = [], False
-    for argument in argv:
-        if skip:
-            skip = False
-        elif argument in ("--seed", "--summary"):
-            skip = True
-        elif not argument.startswith(("--seed=", "--summary=")):
-            kept.append(argument)
+    dropped = ("--seed", "--summary")  # with their values, given apart or after "="
+    kept = [argument for before, argument in zip([None, *argv], argv)
+            if before not in dropped and not argument.startswith(dropped)]
     return command_line([*kept, *(["--seed", str(seed)] if seed is not None else [])])
+
+
+def error_said(why: str) -> None:
+    print(f"python -m perf.gate: error: {why}", file=sys.stderr)
 
 
 def ended(report: dict, path: Path | None) -> int:
     """The gate's exit status, once the report's summary is written where asked (--summary, $GITHUB_STEP_SUMMARY)."""
-    say = lambda why: print(f"python -m perf.gate: error: {why}", file=sys.stderr)  # noqa: E731
-    return summarized(gate_summary(report), path, report["status"], USAGE_ERROR, say)
+    return summarized(gate_summary(report), path, report["status"], USAGE_ERROR, error_said)
 
 
 def main(argv=None) -> int:
@@ -186,7 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT",
                         help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%)")
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
-                        help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults (default: {GATE_THREADS})")
+                        help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults "
+                             f"(default: {GATE_THREADS})")
     parser.add_argument("--cpu-affinity", type=cpus.affinity_argument, metavar="LIST",
                         help="the CPUs every worker is timed on, as taskset -c takes them: 1, 0,1, 0-1 (default: the "
                              "quiet CPU: of those this process may use, the one taking the fewest block-device "
@@ -246,12 +230,11 @@ def main(argv=None) -> int:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
                                         seed + 1, say)
     except GateUsageError as error:
-        print(f"python -m perf.gate: error: {error}", file=sys.stderr)
+        error_said(str(error))
         return parser.usage_error(str(error))
     except (GateError, WorkerStopped) as error:
-        print(f"gate {words.NOT_MEASURED}: {error}")
-        return ended({**report, "status": NOT_MEASURED, "ending": f"gate {words.NOT_MEASURED}: {error}"},
-                     options.summary)
+        print(last_line := f"gate {words.NOT_MEASURED}: {error}")
+        return ended({**report, "status": NOT_MEASURED, "ending": last_line}, options.summary)
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)
     print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))

@@ -18,23 +18,18 @@ from perf.measure.trials import SLOWDOWN_VARIABLE
 from perf.measure.worker import ROOT
 from perf.report.compare import Compared
 
-# The gate's verdicts that decide a row, as the comparison says them. INCONCLUSIVE and UNCONFIRMED (a flag that did
-# not repeat alone) leave it CAN'T TELL; so do NEW and SKIPPED, which the gate could not time on both versions. The
-# gate's rules are not the comparison's (docs/measurement.md#glossary): CLEAR rules out a slowdown of the threshold,
-# one-sided, where UNCHANGED rules out a change either way; a row so decided says "decided by the gate".
+# The gate's verdicts that decide a row, as the comparison says them; the others leave it CAN'T TELL. The two rules
+# differ (docs/measurement.md#glossary): a row so decided says "decided by the gate".
 CANT_TELL = words.printed(words.CANT_TELL)  # as the comparison's rows print it
 GATE_MODULE = ("-m", "perf.gate")
 DECIDED_AS = {words.REGRESSION: words.SLOWER, words.IMPROVEMENT: words.FASTER, words.CLEAR: words.UNCHANGED}
 # The gate's verdicts that fail the run whatever --fail-on-slower says: an error that repeated (a wrong answer, a
 # crash) and a benchmark the working tree lost. A regression is SLOWER, and fails as the comparison's own do.
-FAILS = tuple(verdict for verdict in words.FAILING if verdict not in DECIDED_AS)
+GATE_ERRORS = tuple(verdict for verdict in words.FAILING if verdict not in DECIDED_AS)
 
-# The gate's screening budget under --decide: GATE_BUDGET_S_BASE and GATE_BUDGET_S_PER_ROW a row, at most
-# GATE_BUDGET_S. A pass costs its workers' start and a trial of each row on both versions, so a few rows are decided in
-# less time than many. Issue 54 asks the whole command, the quick run (its target: 4 minutes) and the gate, to keep
-# within about 10 minutes. On top of this budget come the pass under way when it ends, the worktree of the saved
-# commit, and the confirmation of any flag (stages.CONFIRMATION_BUDGET_S, 150 s and 4 s a flag): 180 s of screening
-# leaves room for them. Stopping once decided, a steady row needs only its 5 passes.
+# The gate's screening budget under --decide: a pass costs its workers' start and a trial of each row, so a few rows
+# are decided in less time than many; with what comes on top, a quick run and its gate keep within about 10 minutes
+# (docs/usage.md, "Comparing saved runs").
 GATE_BUDGET_S, GATE_BUDGET_S_BASE, GATE_BUDGET_S_PER_ROW = 180, 60, 10
 
 
@@ -45,9 +40,8 @@ def gate_budget_s(rows: int) -> int:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the gate made of a comparison's CAN'T TELL rows: each row it decided, with the gate's verdict and its
-    ratio as the change (candidate over baseline: now over then, as the comparison's); the lines that say so; and why
-    the comparison is NOT MEASURED, or failed, on its account (None where it is not)."""
+    """What the gate made of a comparison's CAN'T TELL rows: each row it decided, its ratio as the change (candidate
+    over baseline: now over then); the lines that say so; why the comparison is NOT MEASURED, or failed, by it."""
 
     decided: dict = field(default_factory=dict)  # Key -> Compared
     lines: list[str] = field(default_factory=list)
@@ -72,9 +66,7 @@ def gated_commit(then_document: dict, commit_here) -> tuple[str | None, str]:
 
 def gate_line(then_document: dict, undecided: list[Compared], threshold: float, affinity=(), threads: int = 0,
               commit_here=has_commit) -> str:
-    """The one command that decides the CAN'T TELL rows, as --decide runs it: the gate of the saved run's commit
-    against the working tree, for those benchmarks alone; or why there is none. commit_here(id): whether this
-    repository has that commit."""
+    """The one command that decides the CAN'T TELL rows, as --decide runs it; or why there is none."""
     commit, why_not = gated_commit(then_document, commit_here)
     if commit is None:
         return why_not
@@ -84,8 +76,7 @@ def gate_line(then_document: dict, undecided: list[Compared], threshold: float, 
 
 
 def command_line(arguments: list[str]) -> str:
-    """The gate's command as a reader pastes it, the one writer of it: the CAN'T TELL line's, --decide's and the
-    gate's replay line."""
+    """The gate's command as a reader pastes it: the CAN'T TELL line's, --decide's and the gate's replay line."""
     return shlex.join(["python", *GATE_MODULE, *arguments])
 
 
@@ -130,8 +121,7 @@ def gate_report(arguments: list[str], run_gate=gate_process, say=print) -> tuple
 def decided_by_gate(then_document: dict, undecided: list[Compared], threshold: float, affinity=(), threads: int = 0,
                     say=print, commit_here=has_commit, run_gate=gate_process) -> Decision:
     """The gate run on the undecided rows, and what it decided. Where the saved run's commit cannot be checked out
-    here, the line says why and the rows stay CAN'T TELL, with nothing run. run_gate(command, say): (exit status,
-    last line), as gate_process."""
+    here, the line says why and the rows stay CAN'T TELL, with nothing run. run_gate: as gate_process."""
     commit, why_not = gated_commit(then_document, commit_here)
     if commit is None:
         return Decision(lines=[f"--decide: {why_not} The {CANT_TELL} rows stay so."])
@@ -161,7 +151,7 @@ def decision_of(undecided: list[Compared], rows: dict) -> Decision:
             change = Interval(row["ratio"], row["low"], row["high"], row.get("coverage", 1.0))
             decided[result.key] = replace(result, verdict=verdict, change=change, detectable=None, by_gate=True)
             lines.append(f"decided by the gate: {name} {words.printed(verdict)} ({gate_figures(row)})")
-        elif row["verdict"] in FAILS:
+        elif row["verdict"] in GATE_ERRORS:
             errors.append(f"{name} ({row.get('why') or row['verdict']})")
             lines.append(f"the gate found an error: {name} {words.printed(row['verdict'])} ({row.get('why', '')})")
         else:

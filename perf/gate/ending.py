@@ -9,11 +9,12 @@ from perf.judge.rules import Verdict
 from perf.measure.environment import onednn_setting
 from perf.report.tables import markdown
 
+USAGE_ERROR = 2  # argparse's, the gate's too
 # The step summary's line for each exit status (perf/step_summary.py writes it).
 GATE_EXITS = {PASSED: "exit 0: no confirmed regression, repeated error or lost benchmark",
               FAILED: "exit 1: a confirmed regression, a repeated error or a benchmark the candidate lost",
               NOT_MEASURED: "exit 10: it could not measure what it was asked, which is never a pass",
-              2: "exit 2: a usage error, reported before anything was timed"}  # argparse's, the gate's usage error
+              USAGE_ERROR: "exit 2: a usage error, reported before anything was timed"}
 # Above the full verdict table a page stays short whatever fails: the rest is in the table.
 MOST_FLAGGED, MOST_UNMEASURED = 12, 8
 
@@ -115,15 +116,11 @@ def gate_summary(report: dict) -> str:
         lines.append("")
     elif rows:
         lines += ["Not measured or skipped: none.", ""]
-    if report.get("machine"):
-        workers = f"; workers on {report['cpu_affinity']}" if report.get("cpu_affinity") else ""
-        lines += [f"Machine: {report['machine']}{workers}.", ""]
-    else:
-        lines += ["Machine and CPU affinity: not recorded in this report.", ""]
-    if report.get("command"):
-        lines += [f"Replay it locally: `{report['command']}`", ""]
-    else:
-        lines += [f"Replay it locally: the command is not recorded in this report; its seed was {report['seed']}.", ""]
+    workers = f"; workers on {report['cpu_affinity']}" if report.get("cpu_affinity") else ""
+    lines += [f"Machine: {report['machine']}{workers}." if report.get("machine")
+              else "Machine and CPU affinity: not recorded in this report.", "",
+              f"Replay it locally: `{report['command']}`" if report.get("command")
+              else f"Replay it locally: the command is not recorded in this report; its seed was {report['seed']}.", ""]
     if rows:
         lines += [f"<details><summary>Every verdict ({len(rows)} benchmarks)</summary>", ""]
         lines += markdown(["benchmark", "verdict", "ratio", "interval", "passes", "steps × calls", "why"], [

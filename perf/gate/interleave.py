@@ -1,17 +1,7 @@
 """Every benchmark's trials on every version, pass by pass: fresh worker processes each pass, rounds paired in turn.
 
-A pass starts one worker process per version (perf/measure/worker.py), in an order that turns from
-pass to pass, and gives every benchmark one trial on each version: a fresh setup and a warm-up on
-each, then ROUNDS_PER_TRIAL rounds on each, timed in turn, so that a round of one version and the
-round of another beside it are milliseconds apart and live through the same state of the machine;
-the order changes every round (A B, B A, ...: alternated). The benchmarks are shuffled in every pass.
-Which version opens a benchmark's trial first is counterbalanced: half its passes one way, half the
-other, from a start drawn per benchmark. What a process carries for its whole life (a TF1
-session's speed mode, NumPy's speed after TensorFlow's import) is sampled once per pass, so the
-variation between passes holds it: the verdict (perf/judge/rules.py) takes the pass as its unit.
-
-A round is `steps` steps times `calls` calls, sized once per benchmark on the first version so that
-it takes about ROUND_S (perf.measure.solver_runs.round_plan).
+A pass, its trials and rounds, the versions' order and why the pass is the unit: docs/gate.md, "How it measures:
+passes"; the figures behind each choice: docs/results/gate-design.md.
 """
 
 import math
@@ -132,11 +122,10 @@ def prepared_outcomes(workers: dict, benchmarks: list[Key], profile) -> list[Out
 
 def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_index: int, rng: random.Random,
              starts: dict, round_order) -> dict:
-    """One pass on freshly started workers: one trial of every live outcome on every version, its rounds in
-    round_order (of the versions and the round's index); Key -> the seconds each took. labels: the versions, the
-    baseline first; starts: benchmark -> the offset of its first opener, drawn once per benchmark and run, so that
-    over the passes each version opens it first as often as the others (one apart when the count is odd; exactly so
-    while the same versions take part, as the gate's two always do)."""
+    """One pass on freshly started workers: one trial of every live outcome on every version (labels, the baseline
+    first), its rounds in round_order (of the versions and the round's index); Key -> the seconds each took. starts:
+    benchmark -> the offset of its first opener, drawn once a run, so that over the passes each version opens it
+    first as often as the others (one apart when the count is odd)."""
     live = [outcome for outcome in outcomes if outcome.unjudged is None]
     seconds = {}
     for outcome in rng.sample(live, len(live)):
@@ -148,13 +137,10 @@ def run_pass(workers: dict, labels: list[str], outcomes: list[Outcome], pass_ind
 
 
 @contextmanager
-def started(versions: list, threads: int, preload: list[str] | None = None):
+def workers_running(versions: list, threads: int, preload: list[str] | None = None):
     """A worker per version, label -> WorkerSet (a process per framework), each with the solvers in preload imported
-    (default: all); closed on the way out. Every worker is timed on the gate's CPUs (gate_affinity(), by default
-    one): two versions' rounds, timed in turn, then share its caches and its clock, and the order in which they opened
-    a trial stops mattering (free to float, the opener of a trial ran much faster than the other at n = 1e5 in A/A:
-    docs/results/gate-design.md). Their processes import first on the CPUs this process may use, in turn, each
-    version from another one, so that the processes of a pass start in parallel."""
+    (default: all); closed on the way out. Each is timed on the gate's CPUs (gate_affinity(); why: docs/gate.md) and
+    imports first on the CPUs this process may use, each version from another, so that they start in parallel."""
     affinity, may_use = gate_affinity(), cpus.allowed()
     with ExitStack() as stack:
         workers = {}
@@ -172,10 +158,10 @@ def gate_affinity() -> tuple[int, ...]:
     return cpus.cpu_list(os.environ.get(cpus.AFFINITY_VARIABLE) or cpus.QUIET)
 
 
-def started_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):
+def workers_for_pass(versions: list, threads: int, pass_index: int, solvers: list[str] | None = None):
     """Fresh workers with these solvers imported (default: all), started in an order that turns from pass to pass."""
     turn = pass_index % len(versions)
-    return started(versions[turn:] + versions[:turn], threads, solvers)
+    return workers_running(versions[turn:] + versions[:turn], threads, solvers)
 
 
 def alternated(order: list, index: int) -> list:

@@ -1,12 +1,6 @@
 """The gate's measurement in stages: a screen of every benchmark, more passes for those not yet decided, within a
-budget, then a confirmation of each flagged one, alone, on fresh processes, new seed.
-
-A benchmark is decided once its verdict is CLEAR, REGRESSION or IMPROVEMENT (perf/judge/rules.py): it stops there,
-and the time left goes to the ones still undecided, so the noisiest get the most passes. A flagged benchmark (a
-regression, a wrong answer, a crash) fails the gate only if its confirmation flags it again: a real slowdown shows
-in both, a passing state of the machine or a flaky crash in one. The screen's false-alarm rate is FALSE_ALARM_RATE
-over all its benchmarks (Bonferroni), the confirmation's FALSE_ALARM_RATE for each flagged one; the two are
-measured apart, so at most FALSE_ALARM_RATE² of gate runs on identical versions fail.
+budget, then a confirmation of each flagged one, alone, on fresh processes, new seed. The rule, and why at most
+FALSE_ALARM_RATE² of gate runs on identical versions fail: docs/gate.md, "How it decides".
 """
 
 import random
@@ -14,7 +8,7 @@ import time
 from dataclasses import dataclass, replace
 
 from perf.gate.interleave import (Outcome, alternated, benchmarks_of, listings, prepared_outcomes, run_pass,
-                                  started_for_pass)
+                                  workers_for_pass)
 from perf.judge.outcome import DEFAULT_THRESHOLD
 from perf.judge.rules import FALSE_ALARM_RATE, Verdict, judged
 from perf.judge.words import ERROR, INCONCLUSIVE, REGRESSION, UNCONFIRMED
@@ -107,7 +101,7 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
         # A candidate with nothing open is not started: its worker and trials would cost the others time for nothing.
         present = versions[:1] + [version for version in versions[1:] if not pass_index or open_for[version.label]]
         began = time.perf_counter()
-        with started_for_pass(present, threads, pass_index, solvers) as workers:
+        with workers_for_pass(present, threads, pass_index, solvers) as workers:
             if not pass_index:
                 outcomes = active = prepared_outcomes(workers, benchmarks(workers), profile)
                 open_for = policy.open_for(outcomes, pass_index)

@@ -22,12 +22,10 @@ class NotMeasured(Exception):
 def threshold_argument(text: str) -> float:
     """'10%' -> 0.10, for --threshold and --fail-on-slower alike. A bare number is refused: 0.1 reads as 10% to one
     reader and 0.1% to another."""
-    value = None
-    if text.strip().endswith("%"):
-        try:
-            value = float(text.strip()[:-1]) / 100
-        except ValueError:
-            pass
+    try:
+        value = float(text.strip().removesuffix("%")) / 100 if text.strip().endswith("%") else None
+    except ValueError:
+        value = None
     if value is None or not 0 < value < 10:
         raise argparse.ArgumentTypeError(f"expected a percentage above 0 with its sign, e.g. 10%, got {text!r}")
     return value

@@ -54,22 +54,10 @@ class Verdict:
 
 
 def judged(values: list[float], threshold: float, alpha: float) -> Verdict:
-    """The gate's verdict on a benchmark's per-pass log ratios, its interval two-sided at 1 − 2·alpha: the ratio
-    candidate / baseline, an interval that holds the variation between passes (fresh processes each), and what they
-    mean, judged so that a whole gate run raises a false alarm at a stated rate.
-
-    Each pass gives one value per benchmark: the median over its paired rounds of log(candidate / baseline)
-    (perf/gate/interleave.py). The estimate is their mean, its interval Student's t over the passes: the pass,
-    not the round, is the unit, so the interval holds whatever a process carries for its whole life.
-
-    - REGRESSION: the interval lies above 1 and the ratio is past half the threshold: significantly slower, and
-      by enough to matter. The interval's level is Bonferroni's over the benchmarks (alpha), so that at most
-      FALSE_ALARM_RATE of gate runs on two identical versions flag any benchmark at all (nominally: the gate looks
-      again at each pass past the fewest, perf/gate/stages.py; the noise study measures the rate).
-    - IMPROVEMENT: the mirror image.
-    - CLEAR: no IMPROVEMENT, and a slowdown of the threshold ruled out, one-sided at RULED_OUT.
-    - INCONCLUSIVE: none of these; the verdict says the smallest slowdown the run could have detected.
-    """
+    """The gate's verdict on a benchmark's per-pass log ratios (the pass, not the round, is the unit:
+    perf/gate/interleave.py), its interval Student's t over the passes, two-sided at 1 − 2·alpha (alpha: Bonferroni's
+    over the benchmarks): REGRESSION, IMPROVEMENT, CLEAR, or INCONCLUSIVE with the smallest slowdown the run could
+    have detected, by the rule docs/gate.md states ("How it decides")."""
     passes = len(values)
     if passes < 2:
         return Verdict(INCONCLUSIVE, passes=passes, why="fewer than two passes")
@@ -95,23 +83,9 @@ CHANGE_CONFIDENCE = 0.99  # the least coverage the comparison's change interval 
 
 def change_verdict(then: list[float], now: list[float], threshold: float) -> tuple[Interval, str, float | None]:
     """The comparison's verdict on one benchmark's trial ratios in two runs (each at least two): the change now / then
-    with its interval, the verdict, and where it is CAN'T TELL the smallest slowdown these runs could have called
-    SLOWER (else None).
-
-    The change is the Hodges-Lehmann shift between the runs' log ratios (the median of every now − then difference),
-    its interval the distribution-free one that Mann and Whitney's exact null distribution gives: it assumes only
-    that the trials are independent, not that they are normal, and one stray trial moves it little. With threshold t:
-
-    - SLOWER: the whole interval lies above 1 + t: slower by more than t, and surely so;
-    - FASTER: the mirror image, below 1 / (1 + t);
-    - UNCHANGED: the interval lies within (1 / (1 + t), 1 + t): a change of t ruled out either way;
-    - CAN'T TELL: none of these.
-
-    Why so strict a rule: a run of identical code that fails CI costs more than a slowdown seen one run later, and
-    with seven processes a benchmark the looser rules (interval above 1 and estimate beyond 1 + t, or 95%) failed
-    some pairs of identical quiet runs. CHANGE_CONFIDENCE and the rule were chosen on identical and slowed runs,
-    figures in docs/results/compare-calibration/README.md.
-    """
+    with its interval (the Hodges-Lehmann shift, Mann and Whitney's interval), SLOWER, FASTER, UNCHANGED or CAN'T
+    TELL, and where CAN'T TELL the smallest slowdown these runs could have called SLOWER (else None). The rule, and why
+    so strict: docs/measurement.md, "Comparing two runs"; its calibration: docs/results/compare-calibration/."""
     log_shift = shift_interval([math.log(ratio) for ratio in then], [math.log(ratio) for ratio in now],
                                CHANGE_CONFIDENCE)
     change = Interval(*(math.exp(value) for value in log_shift[:3]), log_shift.coverage)
@@ -137,14 +111,8 @@ def smallest_slowdown_called(change: Interval, threshold: float) -> float:
 
 def precise_enough(ratios: list[float], threshold: float) -> bool:
     """Whether one run's trial ratios are precise enough for the comparison to call a change of threshold: compared
-    by change_verdict with an identical run like them (themselves), they are UNCHANGED at half the threshold.
-
-    Why half: the comparison with a real second run spends the threshold twice, on its interval's reach and on how far
-    its estimate lands from the true change (about the interval's reach / 2.6 at 99%, per side). Two identical runs
-    each precise to half the threshold are called UNCHANGED, and a slowdown of 1.25x at 10% SLOWER, with that much
-    room to spare; at the whole threshold, an identical pair stopped there would be called UNCHANGED about half the
-    time. A run takes more trials until this holds (perf/measure/schedule.py), so its verdict's rule is this one.
-    """
+    by change_verdict with themselves (an identical run), they are UNCHANGED at half the threshold (why half:
+    docs/measurement.md, "How many trials"). A run takes more trials until this holds (perf/measure/schedule.py)."""
     return len(ratios) >= 2 and change_verdict(ratios, ratios, threshold / 2)[1] == UNCHANGED
 
 
@@ -166,10 +134,9 @@ def trials_for_spread(spread: float, threshold: float) -> float:
 
 def trials_needed(ratios: list[float], threshold: float) -> float:
     """About how many trials a benchmark needs to be precise_enough at threshold, from its trials so far (at least
-    three): a projection for where a run spends its trials, never a verdict. The spread is taken low, so as to give up
-    on no benchmark that could make it: the smaller of the standard deviation and the scaled median absolute deviation
-    (one stray trial moves the first, not the second), then the lower end of its one-sided REACH_CONFIDENCE interval
-    (chi-square)."""
+    three): a projection, never a verdict. The spread is taken low, so as to give up on no benchmark that could make
+    it: the smaller of the standard deviation and the scaled median absolute deviation (one stray trial moves the
+    first, not the second), at the lower end of its one-sided REACH_CONFIDENCE interval (chi-square)."""
     from scipy.stats import chi2
 
     logs = [math.log(ratio) for ratio in ratios]
