@@ -137,6 +137,21 @@ def test_a_step_reads_the_gates_json_and_a_usage_error_is_the_searchs():
         == "gate NOT MEASURED: no GPU"
 
 
+def test_a_steps_gate_lines_are_printed_less_the_bisect_it_proposes(monkeypatch, capsys):
+    monkeypatch.setattr(bisect, "first_parent_line", lambda good, bad: (GOOD, COMMITS[:1]))
+
+    def gate_report(arguments, run_gate, say):
+        say("gate FAILED: 1 regression")
+        say(f"which commit: python -m perf.gate.bisect {GOOD} {COMMITS[0]} --benchmarks x (docs/gate.md)")
+        return 1, "gate FAILED", {"rows": [{"benchmark": "x", "verdict": "regression", "ratio": 1.3, "low": 1.2,
+                                            "high": 1.4}]}
+
+    monkeypatch.setattr(bisect, "gate_report", gate_report)
+    assert bisect.main(["HEAD~1", "HEAD"]) == bisect.FOUND_EXIT
+    out = capsys.readouterr().out
+    assert "  gate FAILED: 1 regression" in out and "which commit" not in out
+
+
 def git(repo, *args):
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
@@ -220,8 +235,8 @@ def test_end_to_end_a_search_names_the_commit_that_slowed_a_solver(tmp_path):
     saved = json.loads(report.read_text())
     assert saved["culprit"] == slow and saved["ending"] == words.FOUND and f"{slow[:10]} (slow)" in done.stdout
     assert "this commit did it" in done.stdout and len(saved["steps"]) <= 4
-    # Its first gate, GOOD against BAD, failed between two commits, and said how to bisect it.
-    assert "which commit: python -m perf.gate.bisect" in done.stdout
+    # Its gates failed between two commits, each proposing a bisect: the search prints their lines but not that one.
+    assert "which commit:" not in done.stdout and "  gate: candidate" in done.stdout
     assert [step["verdict"] for step in saved["steps"]][0] == words.REGRESSION  # BAD against GOOD first
 
 

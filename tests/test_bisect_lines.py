@@ -1,5 +1,6 @@
 """The bisect's calibration lines (perf/research/bisect_lines.py): what each case's commits change, and its record."""
 
+import contextlib
 import json
 import subprocess
 
@@ -76,6 +77,25 @@ def test_a_run_keeps_the_search_and_says_whether_it_named_the_right_commit(tmp_p
         out / "table.md").read_text()
     assert (out / "culprit-4.txt").read_text() == "bisect: FOUND\n"
     assert "right" in capsys.readouterr().out
+    # Another selection, kept under a name of its own beside the first.
+    assert bisect_lines.main(["culprit-4", "--out", str(out), "--benchmarks", "a-cpu-n1000,b-cpu-n1000", "--name",
+                              "culprit-4-two"]) == 0
+    assert "--benchmarks a-cpu-n1000,b-cpu-n1000" in (tmp_path / "seen").read_text()
+    assert "| culprit-4-two | a-cpu-n1000,b-cpu-n1000 | 4 | 4 |" in (out / "table.md").read_text()
+    assert (out / "culprit-4.json").exists() and (out / "culprit-4-two.json").exists()
+    # Beside a noisy neighbour kept off the CPU the gate takes: its record says so.
+    neighbours = []
+
+    @contextlib.contextmanager
+    def noisy_neighbour(avoid_cpu):
+        neighbours.append(avoid_cpu)
+        yield
+
+    monkeypatch.setattr(bisect_lines, "noisy_neighbour", noisy_neighbour)
+    monkeypatch.setattr(bisect_lines.cpus, "quiet_cpu", lambda: 1)
+    assert bisect_lines.main(["culprit-4", "--out", str(out), "--neighbour"]) == 0
+    assert neighbours == [1] and json.loads((out / "culprit-4-neighbour.json").read_text())["neighbour"]
+    capsys.readouterr()
     # The same search on a line whose culprit is commit 6 named the wrong commit: the run says so and exits 1.
     assert bisect_lines.main(["culprit-6", "--out", str(out)]) == 1
     assert "WRONG" in capsys.readouterr().out

@@ -85,14 +85,14 @@ def test_a_run_chooses_its_quiet_cpu_once_and_times_every_pass_and_reports_on_it
     monkeypatch.delenv(cpus.AFFINITY_VARIABLE, raising=False)  # the gate's default: the quiet CPU
     timed_on = []
 
-    class Workers:
+    class FakeWorkerSet:
         def __init__(self, version, threads, preload, affinity, import_cpus):
             timed_on.append(affinity)
 
         def close(self):
             pass
 
-    monkeypatch.setattr(interleave, "WorkerSet", Workers)
+    monkeypatch.setattr(interleave, "WorkerSet", FakeWorkerSet)
     versions = [SimpleNamespace(label="baseline"), SimpleNamespace(label="candidate")]
     for pass_index in range(3):
         with interleave.workers_for_pass(versions, 1, pass_index):

@@ -37,6 +37,7 @@ from perf.step_summary import SummaryError, check_summary_targets, summarized
 FOUND_EXIT, NOTHING_EXIT, UNDECIDED_EXIT, USAGE_EXIT = FAILED, PASSED, 3, 2
 ENDINGS = {FOUND_EXIT: words.FOUND, NOTHING_EXIT: words.NOTHING_TO_FIND, UNDECIDED_EXIT: words.UNDECIDED,
            NOT_MEASURED: words.NOT_MEASURED}
+BISECT_HINT = "which commit:"  # how a failed gate's line proposing a bisect begins
 # The gate's own options that the search sets itself for every step.
 OWN_OPTIONS = ("--json", "--summary")
 
@@ -202,7 +203,7 @@ def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) 
         return None
     options = ["--benchmarks", ",".join(regressed)]
     options += [] if threshold == DEFAULT_THRESHOLD else ["--threshold", f"{threshold:.0%}"]
-    return f"which commit: python -m perf.gate.bisect {baseline} {candidate} {' '.join(options)} (docs/gate.md)"
+    return f"{BISECT_HINT} python -m perf.gate.bisect {baseline} {candidate} {' '.join(options)} (docs/gate.md)"
 
 
 def git_parents(commit: str) -> list[str]:
@@ -265,11 +266,16 @@ def main(argv=None) -> int:
           f"its parent where those do not show it)")
     began, timed = time.perf_counter(), []
 
+    def say(line):  # a step's gate as it prints, less the bisect it proposes: this is that bisect
+        if not line.startswith(BISECT_HINT):
+            print(f"  {line}")
+
     def run_step(baseline, candidate):
-        found = gated(baseline, candidate, gate_options, say=lambda line: print(f"  {line}"))
+        found = gated(baseline, candidate, gate_options, say=say)
         if not timed and most > 1:
-            print(f"bisect: a step took {found.seconds:.0f} s: at most about {found.seconds * (most - 1) / 60:.0f} "
-                  f"minutes more")
+            more = found.seconds * (most - 1)
+            print(f"bisect: a step took {found.seconds:.0f} s: at most about "
+                  f"{f'{more / 60:.0f} minutes' if more >= 90 else f'{more:.0f} s'} more")
         timed.append(found)
         return found
 

@@ -11,12 +11,14 @@ added to a solver module), except
 
 then `python -m perf.gate.bisect BASE HEAD --benchmarks ... [gate options]` in the clone, its JSON and what it printed
 kept under OUT/CASE.json and OUT/CASE.txt, and OUT/table.md remade from every case there: expected and found
-commit, steps and their verdicts, wall time. Other options are the bisect's and the gate's, passed as they are.
+commit, steps and their verdicts, wall time. --neighbour runs a bounded noisy neighbour beside the search (on the
+CPUs but the gate's quiet one). Other options are the bisect's and the gate's, passed as they are.
 
     python -m perf.research.bisect_lines culprit-4 --out docs/results/bisect
 """
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -26,8 +28,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from perf.judge import words
+from perf.measure import cpus
 from perf.measure.environment import cpu_model
 from perf.measure.worker import ROOT
+from perf.research.neighbour import noisy_neighbour
 
 COMMITS = 7
 WHILE_LOOP, NUMPY_LOOP = "solvers/tf1_while_loop.py", "solvers/numpy_loop.py"
@@ -107,7 +111,7 @@ def table(out: Path) -> str:
     for path in sorted(out.glob("*.json")):
         run = json.loads(path.read_text())
         steps = ", ".join(step["verdict"] for step in run["search"]["steps"])
-        rows.append(f"| {run['case']} | {run['benchmarks']} | {run['expected_position'] or 'none'} | "
+        rows.append(f"| {run.get('name', run['case'])} | {run['benchmarks']} | {run['expected_position'] or 'none'} | "
                     f"{run['found_position'] or 'none'} | {run['search']['status']} | "
                     f"{len(run['search']['steps'])}: {steps} | {run['search']['wall_s'] / 60:.1f} min | "
                     f"{run['cpu_model']}, {run['date'][:10]} |")
@@ -119,33 +123,40 @@ def main(argv=None) -> int:
     parser.add_argument("case", help="culprit-K (K = 1..7), clean or drift")
     parser.add_argument("--base", default="HEAD", help="the commit the line starts from (GOOD)")
     parser.add_argument("--out", type=Path, default=Path("docs/results/bisect"))
+    parser.add_argument("--benchmarks", help="the gate's selection (default: the case's solver at n = 1,000)")
+    parser.add_argument("--name", help="the record's name (default: the case)")
+    parser.add_argument("--neighbour", action="store_true", help="a bounded noisy neighbour beside the search "
+                                                                   "(perf/research/neighbour.py)")
     options, bisect_options = parser.parse_known_args(argv)
     kind, _, at = options.case.partition("-")
     if not (kind in ("clean", "drift") and not at or kind == "culprit" and at in map(str, range(1, COMMITS + 1))):
         parser.error(f"unknown case {options.case!r}: culprit-K (K = 1..{COMMITS}), clean or drift")
     options.out.mkdir(parents=True, exist_ok=True)
-    benchmarks = BENCHMARKS[kind]
+    benchmarks, name = options.benchmarks or BENCHMARKS[kind], options.name or options.case + "-neighbour" * options.neighbour
     with tempfile.TemporaryDirectory(prefix="bisect-line-") as directory:
         clone = Path(directory) / "clone"
         good, commits = made_line(clone, options.base, options.case)
         report = Path(directory) / "bisect.json"
         began = time.perf_counter()
-        done = bisected(clone, [good, commits[-1], "--benchmarks", benchmarks, *bisect_options, "--json", str(report)])
+        with noisy_neighbour(cpus.quiet_cpu()) if options.neighbour else contextlib.nullcontext():
+            done = bisected(clone, [good, commits[-1], "--benchmarks", benchmarks, *bisect_options, "--json",
+                                    str(report)])
         wall = time.perf_counter() - began
-        (options.out / f"{options.case}.txt").write_text(done.stdout + done.stderr)
+        (options.out / f"{name}.txt").write_text(done.stdout + done.stderr)
         if not report.exists():
             sys.exit(f"bisect_lines: the bisect saved nothing (exit {done.returncode}): {done.stderr[-500:]}")
         search = json.loads(report.read_text())
     want = expected(options.case, commits)
     position = lambda commit: commits.index(commit) + 1 if commit in commits else None
-    run = {"case": options.case, "benchmarks": benchmarks, "options": bisect_options, "base": good,
+    run = {"case": options.case, "name": name, "benchmarks": benchmarks, "options": bisect_options, "base": good,
+           "neighbour": options.neighbour,
            "commits": commits, "expected_position": position(want), "found_position": position(search["culprit"]),
            "right": search["culprit"] == want and search["ending"] == (words.FOUND if want else words.NOTHING_TO_FIND),
            "wall_s": wall, "cpu_model": cpu_model(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "search": search}
-    (options.out / f"{options.case}.json").write_text(json.dumps(run, indent=1) + "\n")
+    (options.out / f"{name}.json").write_text(json.dumps(run, indent=1) + "\n")
     (options.out / "table.md").write_text(table(options.out) + "\n")
-    print(f"bisect_lines: {options.case}: expected {run['expected_position']}, found {run['found_position']}, "
+    print(f"bisect_lines: {name}: expected {run['expected_position']}, found {run['found_position']}, "
           f"exit {search['status']}, {len(search['steps'])} steps, {wall / 60:.1f} min: "
           f"{'right' if run['right'] else 'WRONG'}")
     return 0 if run["right"] else 1
