@@ -82,6 +82,18 @@ def test_a_drift_is_said_as_small_steps_with_the_commit_where_their_sum_passes_t
     assert "its parent" in search.lines[1] and "1.092" in search.lines[1]  # the parent's sum so far, against GOOD
 
 
+def test_a_culprit_whose_own_step_is_flagged_after_earlier_steps_is_said_as_a_drift_and_a_step():
+    # Commit 3 5% slower, commit 4 12% more: commit 4 is flagged alone, but its parent was already slower than GOOD.
+    speed = lambda commit: 0.0 if commit == GOOD else (math.log1p(0.05) * (COMMITS.index(commit) >= 2)
+                                                      + math.log1p(0.12) * (COMMITS.index(commit) >= 3))
+    calls = []
+    search = bisect.searched(GOOD, COMMITS, history_gate(speed, calls), say=lambda line: None,
+                             parents=lambda commit: ["p"])
+    assert search.culprit == COMMITS[3] and calls[-1] == (COMMITS[2], COMMITS[3])
+    assert "against its parent: REGRESSION" in search.lines[-1] and "already made" in search.lines[-1]
+    assert "a drift and a step" in search.lines[-1] and "1.050 [1.029, 1.071]" in search.lines[-1]
+
+
 def test_a_step_that_cannot_tell_ends_the_search_naming_the_range_left():
     gate = history_gate(slowed_from(5))
 

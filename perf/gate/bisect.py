@@ -59,9 +59,13 @@ class Step:
     seconds: float = 0.0
 
     def figures(self) -> str:
-        """Each benchmark's ratio candidate / baseline with its interval, as the gate saved them."""
-        return "; ".join(f"{row['benchmark']} {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
-                         for row in self.rows if row.get("ratio")) or "no ratio"
+        return figures(self.rows) or "no ratio"
+
+
+def figures(rows: list[dict]) -> str:
+    """Each benchmark's ratio candidate / baseline with its interval, as the gate saved them."""
+    return "; ".join(f"{row['benchmark']} {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+                     for row in rows if row.get("ratio"))
 
 
 def step_verdict(rows: list[dict]) -> tuple[str, str]:
@@ -93,6 +97,14 @@ def shown_alone(parent: Step | None, culprit: Step, threshold: float) -> str | N
     if min(quotients.values()) < 1 + threshold:
         return None
     return "; ".join(f"{name} at least {quotient:.3f}" for name, quotient in quotients.items())
+
+
+def slower_before(parent: Step | None, culprit: Step) -> str | None:
+    """Where the culprit's parent is itself slower than GOOD, its interval above 1, in a benchmark the culprit
+    regressed: those benchmarks' figures (a drift before the culprit); else None."""
+    regressed = {row["benchmark"] for row in culprit.rows if words.verdict_read(row["verdict"]) == words.REGRESSION}
+    return figures([row for row in (parent.rows if parent else [])
+                    if row["benchmark"] in regressed and (row.get("low") or 0) > 1]) or None
 
 
 def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_process, say=print) -> Step:
@@ -177,6 +189,10 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
     if shown:
         lines.append(f"  {culprit[:10]} against its parent, by their gates against GOOD: {shown}, past the whole "
                      f"threshold: this commit did it (no gate of its own needed)")
+    elif alone.verdict == words.REGRESSION and (before := slower_before(at.get(low), at[high])):
+        lines.append(f"  {culprit[:10]} against its parent: REGRESSION ({alone.figures()}), but the commits before it "
+                     f"had already made {before} against GOOD: small steps added up, and this one's is flagged too "
+                     f"(a drift and a step: see each step above)")
     elif alone.verdict == words.REGRESSION:
         lines.append(f"  {culprit[:10]} against its parent: REGRESSION ({alone.figures()}): this commit did it")
     else:
