@@ -25,7 +25,7 @@ from perf.report import compare, summary
 from perf.report.rows import derived_keys, rows_of
 from perf.step_summary import SUMMARY_VARIABLE, SummaryError, check_summary_targets, summarized
 from perf.storage import DEFAULT_STORAGE, RunError, StorageError, check_storage, read_run, runs_folder
-from solvers import tensorflow_support
+from solvers import packages, tensorflow_support
 
 SESSION = pytest.StashKey()
 ORDER_SEED = pytest.StashKey()  # the seed of the passes' benchmark order, recorded in each benchmark's extra_info
@@ -218,7 +218,7 @@ def skip_reason(item) -> str | None:
     # its own framework (a JAX benchmark runs wherever JAX sees one, whatever TensorFlow sees).
     if solver and (reason := solver.unavailable_reason(device or solver.devices[0])):
         return reason
-    if item.get_closest_marker("tensorflow") and (reason := tensorflow_support.unavailable_reason()):
+    if item.get_closest_marker("tensorflow") and (reason := packages.unavailable_reason("tensorflow")):
         return reason
     return None
 

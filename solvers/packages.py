@@ -24,10 +24,11 @@ INSTALL_HINTS = {
 @cache
 def unavailable_reason(package: str) -> str | None:
     """Why package cannot be used here, or None when it imports."""
-    if package == "tensorflow":
-        return tensorflow_support.unavailable_reason()  # imported its own way: quietly, threads set first
     try:
-        importlib.import_module(package)
+        if package == "tensorflow":
+            tensorflow_support.import_tensorflow()  # imported its own way: quietly, threads set first
+        else:
+            importlib.import_module(package)
     except ImportError as error:
         return f"{package} is not installed ({error}); {INSTALL_HINTS[package]}"
     except Exception as error:  # a broken install fails in many ways, none of which is ours to fix

@@ -56,21 +56,11 @@ def startup_noise_dropped():
 
 
 @cache
-def unavailable_reason() -> str | None:
-    """Why TensorFlow cannot be used here, or None when it can."""
-    try:
-        import_tensorflow()
-    except ImportError as error:
-        return f"tensorflow is not installed ({error}); install the tf-cpu or tf-gpu extra"
-    except Exception as error:  # a broken install fails in many ways, none of which is ours to fix
-        return f"tensorflow is installed but failed to import: {type(error).__name__}: {error}"
-    return None
-
-
-@cache
 def gpu_names() -> tuple[str, ...]:
     """Names of the GPUs TensorFlow sees, e.g. ('NVIDIA H200',); empty without TensorFlow or a GPU."""
-    if unavailable_reason():
+    from solvers import packages  # here, not at the top: packages imports this module
+
+    if packages.unavailable_reason("tensorflow"):
         return ()
     tf = import_tensorflow()
     return tuple(

@@ -11,7 +11,7 @@ from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, prepa
 from perf.gate.versions import ROOT, GateUsageError, Version
 from perf.measure import Key
 from perf.measure.cpus import AFFINITY_VARIABLE
-from solvers import tensorflow_support
+from solvers import packages
 
 
 def test_every_benchmark_gets_a_trial_on_both_versions_each_pass_at_one_planned_count():
@@ -91,7 +91,7 @@ def test_a_solver_no_version_has_cannot_be_gated():
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(tensorflow_support.unavailable_reason() is not None, reason="needs TensorFlow")
+@pytest.mark.skipif(packages.unavailable_reason("tensorflow") is not None, reason="needs TensorFlow")
 def test_a_worker_imports_first_then_pins_every_thread_its_sessions_start_to_its_cpu(monkeypatch):
     monkeypatch.setenv(AFFINITY_VARIABLE, "0")  # every machine has a CPU 0
     with workers_running([Version("candidate", "the working tree", ROOT, sys.executable)], 1,

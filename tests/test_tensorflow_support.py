@@ -9,7 +9,7 @@ import pytest
 from helpers import ROOT
 
 from perf.measure import environment
-from solvers import tensorflow_support
+from solvers import packages, tensorflow_support
 
 
 @pytest.mark.parametrize("text, count", [("0", 0), ("1", 1), ("16", 16), ("1024", 1024)])
@@ -69,7 +69,7 @@ def test_the_onednn_setting_reads_as_the_variable_or_tensorflows_default():
     assert environment.onednn_setting({"TF_ENABLE_ONEDNN_OPTS": "0"}) == "TF_ENABLE_ONEDNN_OPTS=0"
 
 
-@pytest.mark.skipif(tensorflow_support.unavailable_reason() is not None, reason="needs TensorFlow")
+@pytest.mark.skipif(packages.unavailable_reason("tensorflow") is not None, reason="needs TensorFlow")
 @pytest.mark.parametrize("value, enabled", [("0", False), ("1", True)])
 def test_what_tensorflow_decided_about_onednn_follows_the_variable(value, enabled):
     # In a fresh process: TensorFlow reads the variable once, when it starts.

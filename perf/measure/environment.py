@@ -111,7 +111,7 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
         # Build details need the import, taken wherever TensorFlow imports: pytest-benchmark compares machine_info as
         # the run starts, before any benchmark has imported it, with the saved run's, which that run may have described
         # as it ended. Details present at one end only would make it warn on every comparison that the machine changed.
-        if not tensorflow_support.unavailable_reason():
+        if not packages.unavailable_reason("tensorflow"):
             tf = sys.modules["tensorflow"]
             build = tf.sysconfig.get_build_info()
             info["tensorflow"].update(
