@@ -25,7 +25,8 @@ def test_unjudged_benchmarks_become_their_own_verdicts():
 @pytest.fixture
 def fake_passes(monkeypatch):
     """stages' passes on fake workers: each fresh pass gets new fakes answering with these round times. Returns
-    the passes' indices; imported (below) gets the solvers each pass's workers were told to import first."""
+    the passes' indices; imported (below) gets the solvers each pass's workers were told to import first, workers
+    each pass's fakes."""
     counted = []
 
     def use(seconds):
@@ -33,14 +34,15 @@ def fake_passes(monkeypatch):
         def workers_for_pass(versions, threads, pass_index, solvers=None):
             counted.append(pass_index)
             imported.append(solvers)
-            yield fakes(cpu_only("numpy_loop", "numpy_lean"), baseline={"seconds": seconds},
-                        candidate={"seconds": seconds})
+            workers.append(fakes(cpu_only("numpy_loop", "numpy_lean"), baseline={"seconds": seconds},
+                                 candidate={"seconds": seconds}))
+            yield workers[-1]
 
         monkeypatch.setattr(stages, "workers_for_pass", workers_for_pass)
         return counted
 
-    imported = []
-    use.imported = imported
+    imported, workers = [], []
+    use.imported, use.workers = imported, workers
     return use
 
 
@@ -79,6 +81,18 @@ def test_named_solvers_are_all_the_first_pass_imports_and_all_it_times(fake_pass
     outcomes = stages.screened(VERSIONS, 1, ["numpy_lean"], ["cpu"], QUICK, stages.Stopping(0.10), seed=1,
                                progress=lambda text: None)
     assert fake_passes.imported[0] == ["numpy_lean"] and {outcome.key.solver for outcome in outcomes} == {"numpy_lean"}
+
+
+def test_a_first_pass_asks_each_version_for_its_solvers_once_in_the_screen_and_the_confirmation(fake_passes):
+    counted = fake_passes(lambda solver, label, index: 1e-4)
+    outcomes = stages.screened(VERSIONS, 1, None, ["cpu"], QUICK, stages.Stopping(0.10), seed=1,
+                               progress=lambda text: None)
+    stages.confirmation(VERSIONS, 1, [outcomes[0].key], QUICK, stages.confirming(0.10), seed=2,
+                        progress=lambda text: None)
+    first_passes = [workers for pass_index, workers in zip(counted, fake_passes.workers) if pass_index == 0]
+    assert len(first_passes) == 2
+    assert all([request["op"] for request in worker.asked].count("solvers") == 1
+               for workers in first_passes for worker in workers.values())
 
 
 def test_a_regression_is_decided_in_the_fewest_passes_then_confirmed_alone(fake_passes):

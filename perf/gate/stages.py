@@ -89,8 +89,9 @@ class Policy:
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, policy, progress=print,
              preload: list[str] | None = None) -> list[Outcome]:
     """Passes of fresh workers for the versions, the baseline first, over the benchmarks (a function of the first
-    pass's workers, which import the solvers in preload, default all, giving their Keys). The policy says which
-    outcomes each candidate keeps open (open_for), the rounds' order (round_order), its clock after a pass (passed)."""
+    pass's listings of the solvers in preload, default all, which its workers import, giving their Keys). The policy
+    says which outcomes each candidate keeps open (open_for), the rounds' order (round_order), its clock after a pass
+    (passed)."""
     rng, starts, outcomes = random.Random(seed), {}, []
     for pass_index in range(policy.stopping.max_passes):
         open_for = policy.open_for(outcomes, pass_index)
@@ -103,7 +104,8 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
         began = time.perf_counter()
         with workers_for_pass(present, threads, pass_index, solvers) as workers:
             if not pass_index:
-                outcomes = active = prepared_outcomes(workers, benchmarks(workers), profile)
+                found = listings(workers, preload)
+                outcomes = active = prepared_outcomes(workers, benchmarks(found), profile, found)
                 open_for = policy.open_for(outcomes, pass_index)
             trial_s = run_pass(workers, [version.label for version in present], active, pass_index, rng, starts,
                                policy.round_order)
@@ -115,10 +117,10 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
 
 
 def benchmarks_named(solvers: list[str] | None, devices: list[str], profile, only=None):
-    """The named solvers' benchmarks (default: either version's) on devices, as a function of a pass's workers; those
-    in only alone where it is given."""
-    def named(workers):
-        keys = benchmarks_of(listings(workers, solvers), solvers, devices, profile)
+    """The named solvers' benchmarks (default: either version's) on devices, as a function of the versions' listings
+    of them; those in only alone where it is given."""
+    def named(found):
+        keys = benchmarks_of(found, solvers, devices, profile)
         return [key for key in keys if only is None or key in only]
 
     return named
@@ -155,7 +157,7 @@ def confirmation(versions: list, threads: int, keys: list, profile, stopping: St
     stopping keeps them open: benchmark name -> its verdict row."""
     if not keys:
         return {}
-    again = measured(versions, threads, lambda workers: keys, profile, seed, Policy(stopping, versions[-1].label),
+    again = measured(versions, threads, lambda found: keys, profile, seed, Policy(stopping, versions[-1].label),
                      lambda text: progress(f"confirmation {text}"), sorted({key.solver for key in keys}))
     return {row.benchmark: row for row in verdicts(again, versions[-1].label, stopping)}
 

@@ -85,12 +85,19 @@ def cpu_list(text: str) -> tuple[int, ...]:
     return cpus
 
 
-def affinity_argument(text: str) -> tuple[int, ...]:
-    """cpu_list for argparse options (pytest's and the gate's), which print an ArgumentTypeError's own message."""
-    try:
-        return cpu_list(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def argument_type(parse):
+    """parse, which raises ValueError, as an argparse type (for pytest's options and the gate's), which prints an
+    ArgumentTypeError's own message."""
+    def argument(text: str):
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return argument
+
+
+affinity_argument = argument_type(cpu_list)
 
 
 def compact(cpus) -> str:

@@ -1,6 +1,5 @@
 """What a saved run must record to be trusted and compared: versions, devices, threads, profile."""
 
-import argparse
 import importlib.metadata
 import importlib.util
 import os
@@ -124,12 +123,7 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
 # How the settings read, in tables and on the command line ------------------------------------------------------------
 
 
-def threads_argument(text: str) -> int:
-    """thread_count for argparse options (pytest's and the gate's), which print an ArgumentTypeError's own message."""
-    try:
-        return tensorflow_support.thread_count(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+threads_argument = cpus.argument_type(tensorflow_support.thread_count)
 
 
 def threads_setting(count: int) -> str:
