@@ -5,7 +5,7 @@ import sys
 from contextlib import contextmanager
 
 from perf.gate import stages
-from perf.gate.interleave import ROUND_S, alternated, prepared_outcomes, run_pass
+from perf.gate.interleave import ROUND_S, alternated, listings, prepared_outcomes, run_pass
 from perf.gate.versions import ROOT, Version
 from perf.measure import Key
 from perf.measure.profiles import PROFILES
@@ -52,7 +52,8 @@ def fakes(listing, **options):
 
 def passes(workers, names, count=4, seed=7):
     """count passes of the fake workers over these cpu benchmarks at n = 1000; the outcomes by solver."""
-    outcomes = prepared_outcomes(workers, [Key(name, "cpu", 1000) for name in names], QUICK)
+    outcomes = prepared_outcomes(workers, [Key(name, "cpu", 1000) for name in names], QUICK,
+                                 listings(workers, sorted(names)))
     rng, starts = random.Random(seed), {}
     for pass_index in range(count):
         run_pass(workers, list(workers), outcomes, pass_index, rng, starts, alternated)

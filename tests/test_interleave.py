@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from gate_fakes import QUICK, FakeWorker, cpu_only, fakes, passes
 
-from perf.gate.interleave import ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, prepared_outcomes, workers_running
+from perf.gate.interleave import (ROUND_S, ROUNDS_PER_TRIAL, benchmarks_of, listings, prepared_outcomes,
+                                  workers_running)
 from perf.gate.versions import ROOT, GateUsageError, Version
 from perf.measure import Key
 from perf.measure.cpus import AFFINITY_VARIABLE
@@ -78,8 +79,9 @@ def test_a_candidate_that_lost_a_package_the_baseline_had_fails_rather_than_skip
 def test_gpu_benchmarks_skip_with_the_reason_each_package_gives_where_no_version_sees_a_gpu():
     listing = {"tf1_while_loop": {"cpu": None, "gpu": "no GPU visible to TensorFlow"},
                "jax_step": {"cpu": None, "gpu": "no GPU visible to JAX"}}
-    outcomes = prepared_outcomes(fakes(listing), [Key("tf1_while_loop", "gpu", 1000), Key("jax_step", "gpu", 1000)],
-                                 QUICK)
+    workers = fakes(listing)
+    outcomes = prepared_outcomes(workers, [Key("tf1_while_loop", "gpu", 1000), Key("jax_step", "gpu", 1000)], QUICK,
+                                 listings(workers, ["jax_step", "tf1_while_loop"]))
     assert [outcome.unjudged.why for outcome in outcomes] == ["skipped: no GPU visible to TensorFlow",
                                                               "skipped: no GPU visible to JAX"]
 

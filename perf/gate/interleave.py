@@ -107,10 +107,9 @@ def planned(worker, outcome: Outcome, most_steps: int) -> None:
         outcome.unjudged = Unjudged(ERROR, f"{ERROR} on {worker.version.label} while sizing its rounds: {why}")
 
 
-def prepared_outcomes(workers: dict, benchmarks: list[Key], profile, found: dict | None = None) -> list[Outcome]:
-    """An Outcome per benchmark: why it cannot be compared, or its rounds sized on the first version. found: the
-    workers' listings (listings()) where they were asked already."""
-    found = found or listings(workers, sorted({key.solver for key in benchmarks}))
+def prepared_outcomes(workers: dict, benchmarks: list[Key], profile, found: dict) -> list[Outcome]:
+    """An Outcome per benchmark: why it cannot be compared, or its rounds sized on the first version; found: the
+    workers' listings of the benchmarks' solvers (listings())."""
     labels = list(workers)
     outcomes = [Outcome(key) for key in benchmarks]
     for outcome in outcomes:

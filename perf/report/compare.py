@@ -148,8 +148,8 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         lines.append(gate_line(then_document, undecided, threshold))
     lines += allowed
     slower = [result for result in results if result.verdict == words.SLOWER]
-    return Comparison(lines, slower, why_not, getattr(decision, "failed", None),
-                      getattr(decision, "not_measured", None), tuple(results), (before, after))
+    return Comparison(lines, slower, why_not, decision.failed if decision else None,
+                      decision.not_measured if decision else None, tuple(results), (before, after))
 
 
 def uncounted(then_fssgd: dict, now_fssgd: dict, results: list[Compared], devices: list[str],
