@@ -197,6 +197,14 @@ def test_the_first_parent_line_and_the_ranges_that_make_none(history):
             bisect.first_parent_line(good, bad)
 
 
+def test_a_threshold_the_gate_would_refuse_is_the_searchs_usage_error_before_anything_runs(monkeypatch, capsys):
+    monkeypatch.setattr(bisect, "first_parent_line", lambda good, bad: pytest.fail("nothing is looked up"))
+    with pytest.raises(SystemExit) as stopped:
+        bisect.main(["HEAD~1", "HEAD", "--threshold", "5"])
+    said = capsys.readouterr().err
+    assert stopped.value.code == 2 and "python -m perf.gate.bisect: error: argument --threshold" in said
+
+
 def test_a_usage_error_is_a_line_and_exit_2_never_a_traceback():
     done = subprocess.run([sys.executable, "-m", "perf.gate.bisect", "HEAD~1", "."], capture_output=True, text=True)
     assert done.returncode == 2 and "must be commits" in done.stderr and "Traceback" not in done.stderr

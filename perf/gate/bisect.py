@@ -84,16 +84,21 @@ def step_verdict(rows: list[dict]) -> tuple[str, str]:
                                 + (": a commit in the range lacks it, or cannot run it here" if missing else ""))
 
 
+def regressed(step: Step) -> dict[str, dict]:
+    """The rows of the benchmarks step's gate flagged (REGRESSION), by benchmark."""
+    return {row["benchmark"]: row for row in step.rows if words.verdict_read(row["verdict"]) == words.REGRESSION}
+
+
 def shown_alone(parent: Step | None, culprit: Step, threshold: float) -> str | None:
     """Where the gates of a commit and of its parent against GOOD already show the commit alone slower by the whole
     threshold in every benchmark it regressed (its low end over its parent's high end), those quotients; else None.
     The whole threshold, not the gate's half: the two come from different gates, whose intervals miss by a few per
     cent between runs (docs/gate.md)."""
     parents = {row["benchmark"]: row for row in parent.rows} if parent else {}
-    regressed = [row for row in culprit.rows if words.verdict_read(row["verdict"]) == words.REGRESSION]
-    if not parent or not regressed or any(not parents.get(row["benchmark"], {}).get("high") for row in regressed):
+    flagged = regressed(culprit)
+    if not flagged or any(not parents.get(name, {}).get("high") for name in flagged):
         return None
-    quotients = {row["benchmark"]: row["low"] / parents[row["benchmark"]]["high"] for row in regressed}
+    quotients = {name: row["low"] / parents[name]["high"] for name, row in flagged.items()}
     if min(quotients.values()) < 1 + threshold:
         return None
     return "; ".join(f"{name} at least {quotient:.3f}" for name, quotient in quotients.items())
@@ -102,9 +107,9 @@ def shown_alone(parent: Step | None, culprit: Step, threshold: float) -> str | N
 def slower_before(parent: Step | None, culprit: Step) -> str | None:
     """Where the culprit's parent is itself slower than GOOD, its interval above 1, in a benchmark the culprit
     regressed: those benchmarks' figures (a drift before the culprit); else None."""
-    regressed = {row["benchmark"] for row in culprit.rows if words.verdict_read(row["verdict"]) == words.REGRESSION}
+    flagged = regressed(culprit)
     return figures([row for row in (parent.rows if parent else [])
-                    if row["benchmark"] in regressed and (row.get("low") or 0) > 1]) or None
+                    if row["benchmark"] in flagged and (row.get("low") or 0) > 1]) or None
 
 
 def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_process, say=print) -> Step:
@@ -268,9 +273,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="write every step and the ending there")
     parser.add_argument("--summary", type=Path, help="write the ending in Markdown there (and to $GITHUB_STEP_SUMMARY)")
     options, gate_options = parser.parse_known_args(argv)
-    threshold = argparse.ArgumentParser(add_help=False)  # the gate's, read for the culprit's own gate
-    threshold.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD)
-    threshold = threshold.parse_known_args(gate_options)[0].threshold
+    gate_threshold = argparse.ArgumentParser(prog=parser.prog, add_help=False)  # the gate's, passed on as it is
+    gate_threshold.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD)
+    threshold = gate_threshold.parse_known_args(gate_options)[0].threshold
     try:
         check_summary_targets(options.summary)
         good, commits = first_parent_line(options.good, options.bad)

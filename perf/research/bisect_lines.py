@@ -132,7 +132,8 @@ def main(argv=None) -> int:
     if not (kind in ("clean", "drift") and not at or kind == "culprit" and at in map(str, range(1, COMMITS + 1))):
         parser.error(f"unknown case {options.case!r}: culprit-K (K = 1..{COMMITS}), clean or drift")
     options.out.mkdir(parents=True, exist_ok=True)
-    benchmarks, name = options.benchmarks or BENCHMARKS[kind], options.name or options.case + "-neighbour" * options.neighbour
+    benchmarks = options.benchmarks or BENCHMARKS[kind]
+    name = options.name or options.case + "-neighbour" * options.neighbour
     with tempfile.TemporaryDirectory(prefix="bisect-line-") as directory:
         clone = Path(directory) / "clone"
         good, commits = made_line(clone, options.base, options.case)

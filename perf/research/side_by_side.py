@@ -80,9 +80,9 @@ class SideBySide:
 def measured(versions: list, threads: int, benchmarks, profile, seed: int, stopping: gate.Stopping, progress=print,
              flagged: dict | None = None, preload: list[str] | None = None) -> SideBySide:
     """The gate's passes over the benchmarks (a function of the first pass's listings of the solvers in preload,
-    default all, which its workers import, giving their Keys), each timing those that stopping keeps open for some candidate (every
-    version but the first, each measured on its flagged benchmarks, label -> [Key]; default: all). A pass starts the
-    first version and the candidates whose gates still time something."""
+    default all, which its workers import, giving their Keys), each timing those that stopping keeps open for some
+    candidate (every version but the first, each measured on its flagged benchmarks, label -> [Key]; default: all). A
+    pass starts the first version and the candidates whose gates still time something."""
     found = SideBySide(stopping, [version.label for version in versions[1:]], flagged)
     found.outcomes = gate.measured(versions, threads, benchmarks, profile, seed, found, progress, preload)
     return found
