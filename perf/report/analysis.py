@@ -85,16 +85,6 @@ def crossover_n(model: Model, reference: Model, low: float, high: float) -> tupl
     return None, NONE_IN_RANGE
 
 
-def model_crossover(models: dict, solver: str, device: str) -> tuple[float | None, str]:
-    """Where the solver's α + β·n meets the timing reference's over the sizes both were measured at (crossover_n);
-    (None, NONE_IN_RANGE) where either has no model."""
-    model, reference = models.get((solver, device)), models.get(TIMING_REFERENCE)
-    if model is None or reference is None:
-        return None, NONE_IN_RANGE
-    return crossover_n(model, reference, max(model.sizes[0], reference.sizes[0]),
-                       min(model.sizes[-1], reference.sizes[-1]))
-
-
 def measured_crossover(rows: dict[Key, Row], solver: str, device: str, between: bool = True) -> str:
     """Where the measured ratio to the timing reference first crosses 1, interpolated on log-log between two sizes
     (named, unless between is False).
