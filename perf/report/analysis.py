@@ -118,10 +118,8 @@ def question_n(rows, device: str | None = None) -> int:
 
 
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
-    """Σ sign × µs per step of each (solver, sign) in terms, with its interval; None where a solver was not measured.
-    The interval is the Student t one over the worker processes, each counting once, or the benchmarks' intervals end
-    to end where fewer than two processes ran them all (a worker replaced mid-run;
-    docs/measurement.md#the-parts-of-a-tf1_feed_dict-step)."""
+    """Σ sign × µs per step of each (solver, sign) in terms, with its interval (why over the worker processes:
+    docs/measurement.md#the-parts-of-a-tf1_feed_dict-step); None where a solver was not measured."""
     reference = reference_row(rows, n)
     found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
     if reference is None or any(row is None or row.ratio is None for row in found):
