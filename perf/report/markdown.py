@@ -101,9 +101,8 @@ def agreement_section(runs: list[Run], letters: str) -> list[str]:
         if not all(intervals):
             continue
         spread = max(i.value for i in intervals) / min(i.value for i in intervals)
-        overlap = overlapping(*intervals)
         cells.append([f"`{key.solver}`", key.device, f"{key.n:,}"] + [with_interval(i) for i in intervals]
-                     + [f"{spread:.3f}", "yes" if overlap else "**no**"])
+                     + [f"{spread:.3f}", "yes" if overlapping(*intervals) else "**no**"])
     if not cells:
         return []
     return markdown(["solver", "device", "n"] + [f"{letter} × {REFERENCE_SOLVER}" for letter in letters]

@@ -113,6 +113,5 @@ def derived_keys(row: Row) -> dict:
     if row.reference_us:
         keys.update(reference_per_iteration_us=row.reference_us, reference_trials_pooled=row.reference_trials)
     if row.ratio and not row.is_timing_reference:
-        keys["ratio_to_reference"] = {"ratio": row.ratio.value, "low": row.ratio.low, "high": row.ratio.high,
-                                         "coverage": row.ratio.coverage}
+        keys["ratio_to_reference"] = dict(zip(("ratio", "low", "high", "coverage"), row.ratio))
     return keys
