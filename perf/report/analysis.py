@@ -85,16 +85,6 @@ def crossover_n(model: Model, reference: Model, low: float, high: float) -> tupl
     return None, NONE_IN_RANGE
 
 
-def model_crossover(models: dict, solver: str, device: str) -> tuple[float | None, str]:
-    """Where the solver's α + β·n meets the timing reference's over the sizes both were measured at (crossover_n);
-    (None, NONE_IN_RANGE) where either has no model."""
-    model, reference = models.get((solver, device)), models.get(TIMING_REFERENCE)
-    if model is None or reference is None:
-        return None, NONE_IN_RANGE
-    return crossover_n(model, reference, max(model.sizes[0], reference.sizes[0]),
-                       min(model.sizes[-1], reference.sizes[-1]))
-
-
 def measured_crossover(rows: dict[Key, Row], solver: str, device: str, between: bool = True) -> str:
     """Where the measured ratio to the timing reference first crosses 1, interpolated on log-log between two sizes
     (named, unless between is False).
@@ -128,10 +118,8 @@ def question_n(rows, device: str | None = None) -> int:
 
 
 def combination(rows: dict[Key, Row], terms: list[tuple[str, int]], device: str, n: int) -> Interval | None:
-    """Σ sign × µs per step of each (solver, sign) in terms, with its interval; None where a solver was not measured.
-    The interval is the Student t one over the worker processes, each counting once, or the benchmarks' intervals end
-    to end where fewer than two processes ran them all (a worker replaced mid-run;
-    docs/measurement.md#the-parts-of-a-tf1_feed_dict-step)."""
+    """Σ sign × µs per step of each (solver, sign) in terms, with its interval (why over the worker processes:
+    docs/measurement.md#the-parts-of-a-tf1_feed_dict-step); None where a solver was not measured."""
     reference = reference_row(rows, n)
     found = [rows.get(Key(solver, device, n)) for solver, _ in terms]
     if reference is None or any(row is None or row.ratio is None for row in found):

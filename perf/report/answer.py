@@ -65,15 +65,13 @@ def shares(run: Run) -> str | None:
 
 def crossings(run: Run) -> str | None:
     sizes = sorted({key.n for key in run.rows if key.device == "cpu"})
-    found = [(solver, analysis.measured_crossover(run.rows, solver, "cpu", between=False))
-             for solver in CROSSING_SOLVERS]
-    found = [(solver, where) for solver, where in found if where != "—"]
+    found = [(solver, where) for solver in CROSSING_SOLVERS
+             if (where := analysis.measured_crossover(run.rows, solver, "cpu", between=False)) != "—"]
     if len(sizes) < 2 or not found:
         return None
-    said = (f"Against `{RAW}` (n = {sizes[0]:,} to {sizes[-1]:,}), one `Session.run` a step, interpolated between "
+    return (f"Against `{RAW}` (n = {sizes[0]:,} to {sizes[-1]:,}), one `Session.run` a step, interpolated between "
             "measured sizes: " + "; ".join(f"`{solver}` {where.replace('≈', 'crosses at n ≈ ')}"
-                                           for solver, where in found))
-    return said + "."
+                                           for solver, where in found) + ".")
 
 
 def standardizing(run: Run) -> str | None:

@@ -58,7 +58,7 @@ ENVIRONMENT = (("CPU", lambda fssgd: fssgd.get("cpu_model")),
 STAND_INS = (("FSSGD_SLOWDOWN", lambda fssgd: fssgd.get("slowdown") or "unset"),)
 
 
-def differences(then: dict, now: dict, entries=ENVIRONMENT + STAND_INS) -> list[str]:
+def differences(then: dict, now: dict, entries) -> list[str]:
     return [f"{name} {value(then)} then, {value(now)} now" for name, value in entries if value(then) != value(now)]
 
 
@@ -86,8 +86,7 @@ class Comparison:
 
 
 def reference_moves(then_rows: list[Row], now_rows: list[Row], threshold: float) -> list[str]:
-    """A line for each size at which the timing reference's µs per step, as the run's tables give it, moved past
-    threshold: the ratios cancel the machine's speed, not a change of its own (docs/usage.md, the reference moved)."""
+    """A line for each size where the timing reference's µs per step moved past threshold (docs/usage.md)."""
     then, now = ({row.key.n: row.per_step_us for row in rows if row.is_timing_reference} for rows in (then_rows, now_rows))
     lines = []
     for n in sorted(then.keys() & now.keys()):

@@ -66,8 +66,7 @@ class Handoff:
     study: dict  # handoff.json as written; its folder is where the study wrote it
 
     def at(self, n: int) -> dict[str, Interval] | None:
-        """{figure: µs with its interval} of a tf1_feed_dict step at n (FIGURES, without "_us"); None where the
-        study did not time that size."""
+        """{figure: µs with its interval} of a tf1_feed_dict step at n; None where the study did not time n."""
         size = self.study["sizes"].get(str(n))
         return {key.removesuffix("_us"): Interval(*size[key]) for key in FIGURES} if size else None
 
@@ -110,9 +109,7 @@ def well_formed(figure) -> bool:
 
 def unlike(handoff: Handoff, fssgd: dict) -> str | None:
     """Why the study does not describe this run's step, or None where it does: the study ran free with TensorFlow's
-    default threads on one CPU model and count, in workers of its own kind; a run on one CPU, with other threads, on
-    another CPU or another count of them, or whose workers imported other frameworks or ran another allocator setting
-    (worker_processes, malloc_settings: what a step costs moves with both) has no such part."""
+    default threads on one CPU model and count, in workers of its own kind."""
     if recorded_affinity(fssgd) != FREE:
         return f"its workers ran on {recorded_affinity(fssgd)}, not free"
     if fssgd.get("threads") != 0:

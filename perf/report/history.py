@@ -29,10 +29,6 @@ class Point:
     commit: str  # the commit's id, shortened, with + where the tree was dirty
     when: str  # the commit's time, else the run's
 
-    @property
-    def name(self) -> str:
-        return self.run.path.name
-
 
 @dataclass(frozen=True)
 class Change:
@@ -109,7 +105,7 @@ def history(runs: list[Run]) -> list[Series]:
         found.setdefault(environment, Series(environment)).points.append(
             Point(run, label, commit.get("time") or run.document.get("datetime") or ""))
     for series in found.values():
-        series.points.sort(key=lambda entry: (entry.when, entry.run.document.get("datetime") or "", entry.name))
+        series.points.sort(key=lambda entry: (entry.when, entry.run.document.get("datetime") or "", entry.run.path.name))
         if len(series.points) > 1:
             keys = {key for entry in series.points for key in entry.run.rows}
             series.trends = [trend(key, series.points) for key in sorted(keys)
@@ -169,7 +165,7 @@ def markdown(found: list[Series]) -> str:
     for series in found:
         lines += [f"## {series.title}", ""]
         lines += table(["#", "run", "commit", "commit time"],
-                       [[index + 1, f"`{entry.name}`", entry.commit, entry.when] for index, entry in
+                       [[index + 1, f"`{entry.run.path.name}`", entry.commit, entry.when] for index, entry in
                         enumerate(series.points)])
         if len(series.points) < 2:
             lines += ["One run: no history to read yet.", ""]

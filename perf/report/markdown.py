@@ -42,13 +42,13 @@ def model_table(models: dict, rows: dict) -> list[str]:
             crossover_cell = measured_cell = "—"
             regime_cell = "reference" if solver == REFERENCE_SOLVER else f"no {REFERENCE_SOLVER} model"
         else:
-            crossover, where = analysis.model_crossover(models, solver, device)
+            low, high = max(model.sizes[0], reference.sizes[0]), min(model.sizes[-1], reference.sizes[-1])
+            crossover, where = analysis.crossover_n(model, reference, low, high)
             crossover_cell = analysis.NONE_IN_RANGE if crossover is None else f"{crossover:,.0f}" + (
                 " (extrapolated)" if where == "extrapolated" else "")
             if crossover is not None:  # who is faster where, in words
                 regime_cell = f"`{solver if model.beta_ns < reference.beta_ns else REFERENCE_SOLVER}` faster above n*"
             else:
-                low = max(model.sizes[0], reference.sizes[0])
                 faster = model.per_step_us(low) < reference.per_step_us(low)
                 regime_cell = f"{'faster' if faster else 'slower'} throughout"
                 if measured_cell.startswith("≈"):  # the line misses what the ratios show
@@ -101,9 +101,8 @@ def agreement_section(runs: list[Run], letters: str) -> list[str]:
         if not all(intervals):
             continue
         spread = max(i.value for i in intervals) / min(i.value for i in intervals)
-        overlap = overlapping(*intervals)
         cells.append([f"`{key.solver}`", key.device, f"{key.n:,}"] + [with_interval(i) for i in intervals]
-                     + [f"{spread:.3f}", "yes" if overlap else "**no**"])
+                     + [f"{spread:.3f}", "yes" if overlapping(*intervals) else "**no**"])
     if not cells:
         return []
     return markdown(["solver", "device", "n"] + [f"{letter} × {REFERENCE_SOLVER}" for letter in letters]

@@ -23,7 +23,6 @@ def per_step_plots(run, models: dict, out: Path, prefix: str) -> list[tuple[str,
     """Log-log µs per step vs n with the fitted lines, and the per-step bars near n = 1,000; (caption, PNG path)."""
     from matplotlib import colormaps
 
-    written = []
     figure = canvas((9, 5))
     axes = figure.add_subplot()
     # Fitted lines span every measured size, so a crossover outside a solver's own sizes still shows.
@@ -40,8 +39,8 @@ def per_step_plots(run, models: dict, out: Path, prefix: str) -> list[tuple[str,
     axes.set(xscale="log", yscale="log", xlabel="n (samples)", ylabel="µs per step",
              title="Per-step time vs n (dashed: α + β·n fit)")
     axes.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
-    written.append(("per-step time vs n", out / f"{prefix}per_step_vs_n.png"))
-    figure.savefig(written[-1][1], dpi=120)
+    vs_n = out / f"{prefix}per_step_vs_n.png"
+    figure.savefig(vs_n, dpi=120)
 
     n = analysis.question_n(run.rows)
     bars = sorted((row.per_step_us, f"{key.solver} ({key.device})") for key, row in run.rows.items() if key.n == n)
@@ -51,9 +50,9 @@ def per_step_plots(run, models: dict, out: Path, prefix: str) -> list[tuple[str,
     axes.bar_label(container, fmt="%.3g", padding=3)
     # Log scale: the costs span four decades, and a linear axis hides everything but the slowest.
     axes.set(xscale="log", xlabel="µs per step (log scale)", title=f"Per-step cost by solver, n = {n:,}")
-    written.append((f"per-step cost at n = {n:,}", out / f"{prefix}per_step_n{n}.png"))
-    figure.savefig(written[-1][1], dpi=120)
-    return written
+    at_n = out / f"{prefix}per_step_n{n}.png"
+    figure.savefig(at_n, dpi=120)
+    return [("per-step time vs n", vs_n), (f"per-step cost at n = {n:,}", at_n)]
 
 
 def sweep_plot(rows, out: Path, prefix: str) -> list[tuple[str, Path]]:

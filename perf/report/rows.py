@@ -43,12 +43,8 @@ RECORDED = ("trials", "setup_s", "first_run_s", "dtype", "device_name", "tensorf
 
 
 def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
-    """The run's timed benchmarks as rows, and a note for each benchmark left out.
-
-    A per-step table's µs per step is its paired ratio times the lower quartile of every timing reference trial of
-    the run at that n (why the quartile: docs/measurement.md#µs-per-step); a study's benchmark keeps its own, its
-    fastest trial's median round.
-    """
+    """The run's timed benchmarks as rows (µs per step: docs/measurement.md#µs-per-step), and a note for each
+    benchmark left out."""
     entries, notes = [], []
     for benchmark in benchmarks:
         benchmark = benchmark if isinstance(benchmark, dict) else {}
@@ -117,6 +113,5 @@ def derived_keys(row: Row) -> dict:
     if row.reference_us:
         keys.update(reference_per_iteration_us=row.reference_us, reference_trials_pooled=row.reference_trials)
     if row.ratio and not row.is_timing_reference:
-        keys["ratio_to_reference"] = {"ratio": row.ratio.value, "low": row.ratio.low, "high": row.ratio.high,
-                                         "coverage": row.ratio.coverage}
+        keys["ratio_to_reference"] = dict(zip(("ratio", "low", "high", "coverage"), row.ratio))
     return keys

@@ -51,9 +51,8 @@ def summary_lines(benchmarks: list[dict], setting: str, free_cpus: int = 0) -> l
 
 
 def trials_taken_lines(rows) -> list[str]:
-    """A line on what the budget bought: which benchmarks took trials past the profile's and were made precise enough
-    to call the comparison's threshold, which it gave up on as out of reach, and which still want more trials, not
-    precise enough when they stopped (perf/measure/schedule.py); [] where no benchmark says why its trials stopped."""
+    """A line on what the budget bought, and which benchmarks stopped out of reach or not yet precise enough to call a
+    change (perf/measure/schedule.py); [] where no benchmark says why its trials stopped."""
     judged = [row for row in rows if row.info.get("trials_stopped")]
     if not judged:
         return []
