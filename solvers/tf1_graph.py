@@ -20,8 +20,7 @@ class Tf1Graph(NamedTuple):
 
 @contextmanager
 def prepared(problem: Problem, device: str, *, fed: bool, step: Callable):
-    """A solver's prepare with the original program's graph placed on device, X and Y placeholders when fed, else
-    float32 constants: each iteration is one call of step(session, graph)."""
+    """A solver's prepare on the original graph, X and Y fed or constant: each step is one step(session, graph) call."""
     config = tensorflow_support.session_config()
     tf = import_tensorflow().compat.v1
     n = problem.n
