@@ -5,7 +5,6 @@ import sys
 
 import solvers
 from solvers import nvidia, packages, tensorflow_support
-from solvers.packages import GPU_FRAMEWORKS
 
 
 def build(package: str) -> str:
@@ -45,8 +44,8 @@ def report(names: list[str]) -> tuple[list[str], list[str]]:
     """(the lines to print, what is not ready) for the GPU benchmarks of the solvers named."""
     on_gpu = [solvers.get(name) for name in names if "gpu" in solvers.get(name).devices]
     needed = sorted({package for solver in on_gpu for package in solver.needs},
-                    key=lambda package: (GPU_FRAMEWORKS.index(package) if package in GPU_FRAMEWORKS
-                                         else len(GPU_FRAMEWORKS), package))
+                    key=lambda package: (packages.GPU_FRAMEWORKS.index(package) if package in packages.GPU_FRAMEWORKS
+                                         else len(packages.GPU_FRAMEWORKS), package))
     driver = nvidia.driver_version()
     checks = []  # (what is checked, why it is not ready or None, its name in the NOT READY line)
     for package in needed:
