@@ -27,7 +27,6 @@ class Solver:
     name: str
     devices: tuple[str, ...]
     dtype: str
-    # What each field below means, and why: docs/development.md#adding-a-solver.
     needs: tuple[str, ...] = ()
     expected: Callable = gradient_descent
     compiles_per_count: bool = False

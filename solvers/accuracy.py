@@ -41,15 +41,6 @@ def fit_error(fit: Fit, problem: Problem) -> float:
     return float(relative_error(fit.w, fit.b, closed_form(problem)))
 
 
-def step_powers(matrix: np.ndarray, count: int) -> np.ndarray:
-    """matrix¹ … matrix^count, stacked: one batch of steps becomes one broadcast product."""
-    powers = np.empty((count, 3, 3))
-    powers[0] = matrix
-    for index in range(1, count):
-        powers[index] = powers[index - 1] @ matrix
-    return powers
-
-
 def iterations_to_accuracy(expected, problem: Problem, target: float = TARGET,
                            max_iterations: int = MAX_ITERATIONS) -> tuple[int | None, float]:
     """(K*, error at K*): the first K whose iterate is within target, or (None, error at max_iterations).
@@ -59,7 +50,11 @@ def iterations_to_accuracy(expected, problem: Problem, target: float = TARGET,
     """
     descent = descent_of(expected, problem)
     closed = closed_form(problem)
-    powers = step_powers(step_matrix(descent.problem), CHUNK)
+    # The step matrix to the powers 1 … CHUNK, stacked: one batch of steps becomes one broadcast product.
+    powers = np.empty((CHUNK, 3, 3))
+    powers[0] = step_matrix(descent.problem)
+    for index in range(1, CHUNK):
+        powers[index] = powers[index - 1] @ powers[0]
     state = np.array([0.0, 0.0, 1.0])
     for start in range(0, max_iterations, CHUNK):
         steps = min(CHUNK, max_iterations - start)

@@ -14,26 +14,20 @@ def tf_original_loss(tf, x, y, w, b):
     return tf.reduce_sum((y - (w * x + b)) ** 2 / x.shape[0])
 
 
-def jax_device(jax, device: str):
-    """JAX's first device of that kind; the registry has already refused a gpu that JAX does not see."""
-    return jax.devices("gpu" if device == "gpu" else "cpu")[0]
-
-
-def jax_data(jax, problem: Problem, device):
-    """x and y as float32 arrays placed on the device once, at setup (JAX's default precision, as TensorFlow's)."""
+def jax_data(jax, problem: Problem, device: str):
+    """JAX's first device of that kind (the registry refused a gpu JAX does not see), and x and y as float32 arrays
+    placed there once, at setup (JAX's default precision, as TensorFlow's)."""
     import jax.numpy as jnp
 
-    return (jax.device_put(jnp.asarray(problem.x, dtype=jnp.float32), device),
-            jax.device_put(jnp.asarray(problem.y, dtype=jnp.float32), device))
+    place = jax.devices(device)[0]
+    return (place, jax.device_put(jnp.asarray(problem.x, dtype=jnp.float32), place),
+            jax.device_put(jnp.asarray(problem.y, dtype=jnp.float32), place))
 
 
-def torch_device(torch, device: str):
-    return torch.device("cuda" if device == "gpu" else "cpu")
-
-
-def torch_data(torch, problem: Problem, place):
-    """x and y as float32 tensors placed on the device once, at setup (PyTorch's default dtype, as TensorFlow's)."""
-    return (torch.as_tensor(problem.x, dtype=torch.float32, device=place),
+def torch_data(torch, problem: Problem, device: str):
+    """The torch.device, and x and y as float32 tensors placed there once, at setup (PyTorch's default, as TF's)."""
+    place = torch.device("cuda" if device == "gpu" else "cpu")
+    return (place, torch.as_tensor(problem.x, dtype=torch.float32, device=place),
             torch.as_tensor(problem.y, dtype=torch.float32, device=place))
 
 

@@ -2,7 +2,7 @@
 
 from contextlib import contextmanager
 
-from solvers.framework_common import jax_data, jax_device, original_loss
+from solvers.framework_common import jax_data, original_loss
 from solvers.problem import Fit, Problem
 
 
@@ -10,8 +10,7 @@ from solvers.problem import Fit, Problem
 def prepare(problem: Problem, device: str):
     import jax
 
-    place = jax_device(jax, device)
-    x, y = jax_data(jax, problem, place)
+    place, x, y = jax_data(jax, problem, device)
     gradient = jax.grad(original_loss, argnums=(2, 3))
     lr = problem.lr
 

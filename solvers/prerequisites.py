@@ -5,7 +5,6 @@ import sys
 
 import solvers
 from solvers import nvidia, packages, tensorflow_support
-from solvers.packages import GPU_FRAMEWORKS
 
 
 def build(package: str) -> str:
@@ -45,34 +44,29 @@ def report(names: list[str]) -> tuple[list[str], list[str]]:
     """(the lines to print, what is not ready) for the GPU benchmarks of the solvers named."""
     on_gpu = [solvers.get(name) for name in names if "gpu" in solvers.get(name).devices]
     needed = sorted({package for solver in on_gpu for package in solver.needs},
-                    key=lambda package: (GPU_FRAMEWORKS.index(package) if package in GPU_FRAMEWORKS
-                                         else len(GPU_FRAMEWORKS), package))
+                    key=lambda package: (packages.GPU_FRAMEWORKS.index(package) if package in packages.GPU_FRAMEWORKS
+                                         else len(packages.GPU_FRAMEWORKS), package))
     driver = nvidia.driver_version()
-    lines = [f"driver: {driver}" if driver else f"driver: none: {nvidia.NO_DRIVER}"]
-    not_ready = []
+    checks = []  # (what is checked, why it is not ready or None, its name in the NOT READY line)
     for package in needed:
         reason = checked(lambda: packages.unavailable_reason(package) or packages.gpu_unavailable_reason(package))
         # Its version and build where it imports: "torch 2.13.0, CUDA 13.0 build (needs driver 580 or later)".
         described = package if packages.unavailable_reason(package) else checked(lambda: build(package))
-        lines.append(f"{described}: " + (f"NOT READY: {reason}" if reason else "ready"))
-        if reason:
-            not_ready.append(package)
+        checks.append((described, reason, package))
     users = {need: [solver.name for solver in on_gpu if need in solver.gpu_needs]
              for solver in on_gpu for need in solver.gpu_needs}
-    for need, names in users.items():
-        reason = checked(lambda: packages.gpu_need_reason(need))
-        lines.append(f"{need} (for {', '.join(names)} on gpu): " + (f"NOT READY: {reason}" if reason else "ready"))
-        if reason:
-            not_ready.append(f"{need} ({', '.join(names)})")
-    return lines, not_ready
+    checks += [(f"{need} (for {', '.join(names)} on gpu)", checked(lambda: packages.gpu_need_reason(need)),
+                f"{need} ({', '.join(names)})") for need, names in users.items()]
+    lines = [f"driver: {driver}" if driver else f"driver: none: {nvidia.NO_DRIVER}"]
+    lines += [f"{described}: " + (f"NOT READY: {reason}" if reason else "ready") for described, reason, _ in checks]
+    return lines, [name for _, reason, name in checks if reason]
 
 
 def solver_names(text: str) -> list[str]:
-    names = [name for name in text.split(",") if name]
-    unknown = [name for name in names if name not in solvers.REGISTRY]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown solver {unknown[0]!r}; known solvers: {', '.join(solvers.REGISTRY)}")
-    return names
+    try:
+        return [solvers.get(name).name for name in text.split(",") if name]
+    except KeyError as unknown:
+        raise argparse.ArgumentTypeError(unknown.args[0]) from None
 
 
 def main(argv=None) -> int:

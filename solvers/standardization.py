@@ -9,7 +9,6 @@ from solvers.problem import Problem
 
 @contextmanager
 def standardized(prepare, problem: Problem, device: str):
-    """prepare's solver on x_s = (x - mean) / std with lr = STANDARDIZED_LR whatever problem.lr is."""
     # Not answers.standardized_problem: the expected answer of a standardized solver is computed there, and sharing
     # the transform with what is timed would hide a fault in it.
     mean, std = float(problem.x.mean()), float(problem.x.std())

@@ -10,7 +10,6 @@ from solvers.tensorflow_support import DEVICE_SPECS, import_tensorflow
 
 
 class Tf1Graph(NamedTuple):
-    graph: object
     feed: dict | None  # the feed_dict every run needs: the data when fed, else None
     W: object
     b: object
@@ -19,12 +18,14 @@ class Tf1Graph(NamedTuple):
     initialize: object
 
 
-def build(problem: Problem, device: str, *, fed: bool) -> Tf1Graph:
-    """The original program's graph, placed on device; X and Y are placeholders when fed, else float32 constants."""
+@contextmanager
+def prepared(problem: Problem, device: str, *, fed: bool, step: Callable):
+    """A solver's prepare on the original graph, X and Y fed or constant: each step is one step(session, graph) call."""
+    config = tensorflow_support.session_config()
     tf = import_tensorflow().compat.v1
     n = problem.n
-    graph = tf.Graph()
-    with graph.as_default(), tf.device(DEVICE_SPECS[device]):
+    tf_graph = tf.Graph()
+    with tf_graph.as_default(), tf.device(DEVICE_SPECS[device]):
         if fed:
             X = tf.placeholder(tf.float32, shape=(n, 1))
             Y = tf.placeholder(tf.float32, shape=(n, 1))
@@ -40,16 +41,9 @@ def build(problem: Problem, device: str, *, fed: bool) -> Tf1Graph:
         loss = tf.reduce_sum((Y - Y_pred) ** 2 / n)
         train = tf.train.GradientDescentOptimizer(problem.lr).minimize(loss)
         initialize = tf.global_variables_initializer()
-    graph.finalize()
-    return Tf1Graph(graph, feed, W, b, loss, train, initialize)
-
-
-@contextmanager
-def prepared(problem: Problem, device: str, *, fed: bool, step: Callable):
-    """A solver's prepare with build's graph: each iteration is one call of step(session, graph)."""
-    config = tensorflow_support.session_config()
-    graph = build(problem, device, fed=fed)
-    with import_tensorflow().compat.v1.Session(graph=graph.graph, config=config) as session:
+    tf_graph.finalize()
+    graph = Tf1Graph(feed, W, b, loss, train, initialize)
+    with tf.Session(graph=tf_graph, config=config) as session:
         step_once = step(session, graph)
 
         def run(iterations: int) -> Fit:

@@ -3,7 +3,7 @@
 from contextlib import contextmanager
 from functools import cache
 
-from solvers.framework_common import original_loss, torch_data, torch_device
+from solvers.framework_common import original_loss, torch_data
 from solvers.problem import Fit, Problem
 
 
@@ -33,8 +33,7 @@ def compiled_descend(torch, lr: float):
 def prepare(problem: Problem, device: str):
     import torch
 
-    place = torch_device(torch, device)
-    x, y = torch_data(torch, problem, place)
+    place, x, y = torch_data(torch, problem, device)
     descend = compiled_descend(torch, problem.lr)
 
     def run(iterations: int) -> Fit:

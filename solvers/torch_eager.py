@@ -2,7 +2,7 @@
 
 from contextlib import contextmanager
 
-from solvers.framework_common import original_loss, torch_data, torch_device
+from solvers.framework_common import original_loss, torch_data
 from solvers.problem import Fit, Problem
 
 
@@ -10,8 +10,7 @@ from solvers.problem import Fit, Problem
 def prepare(problem: Problem, device: str):
     import torch
 
-    place = torch_device(torch, device)
-    x, y = torch_data(torch, problem, place)
+    place, x, y = torch_data(torch, problem, device)
     w = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
     b = torch.zeros((), dtype=torch.float32, device=place, requires_grad=True)
     optimizer = torch.optim.SGD([w, b], lr=problem.lr)
