@@ -1,22 +1,10 @@
 """python -m perf.gate.bisect GOOD BAD [gate options]: which first-parent commit between GOOD and BAD made it slower.
 
-A binary search over the first-parent commits after GOOD, up to BAD. Each step is one gate (python -m perf.gate: its
-screen, then its confirmation) of GOOD itself against the midpoint of the range left, for the benchmarks the gate
-options select (--benchmarks, --solvers, --sizes, --devices, --threshold, --cpu-affinity, --threads, --budget ...,
-passed to every step as they are): a confirmed REGRESSION in any of them moves the range's upper end there, CLEAR in
-all its lower end; anything else ends the search naming the range left undecided and why. The search first gates GOOD
-against BAD, and ends there where BAD is not slower. Once one commit is left, one more gate of its parent against it
-says whether that commit did it alone or small steps added up (a drift): the commit named is always the first the gate
-flags against GOOD. That gate is left out where the two gates against GOOD already show the commit alone slower by the
-whole threshold (its interval's low end over its parent's high end), as a single culprit of any size does.
-
-Why against GOOD each time, not neighbour against neighbour: a drift of three commits 4% each is no neighbour's
-regression, yet the question is where the code became slower than GOOD.
-
     python -m perf.gate.bisect v1.2 HEAD --benchmarks tf1_feed_dict-cpu-n1000 --json bisect.json
 
-Exits (docs/gate.md): 1 a slower commit found, 0 nothing to find (BAD is not slower than GOOD), 3 undecided (a step
-could not tell), 10 NOT MEASURED (a step measured nothing), 2 a usage error.
+How it searches (each step a whole gate of GOOD itself against the midpoint: a drift of small steps is found where its
+sum is first flagged), what it says of the culprit, and its exits (1 FOUND, 0 NOTHING TO FIND, 3 UNDECIDED,
+10 NOT MEASURED, 2 a usage error): docs/gate.md, "Which commit made it slower: the bisect".
 """
 
 import argparse
@@ -48,9 +36,8 @@ class BisectUsageError(Exception):
 
 @dataclass(frozen=True)
 class Step:
-    """One gate of the search: its baseline and candidate, its verdict for the selection (REGRESSION, CLEAR,
-    INCONCLUSIVE, or NOT_MEASURED), each benchmark's row as the gate saved it, why where it did not decide, and its
-    wall time."""
+    """One gate of the search: its verdict for the selection, its rows as the gate saved them, why where it did not
+    decide (step_verdict)."""
     baseline: str
     candidate: str
     verdict: str
@@ -69,8 +56,7 @@ def figures(rows: list[dict]) -> str:
 
 
 def step_verdict(rows: list[dict]) -> tuple[str, str]:
-    """The selection's verdict from the gate's rows, and why where it is none of REGRESSION and CLEAR: a confirmed
-    REGRESSION in any benchmark; CLEAR (or IMPROVEMENT) in all; else INCONCLUSIVE, naming the benchmarks left."""
+    """The selection's verdict from the gate's rows, and why where it is neither REGRESSION nor CLEAR."""
     if not rows:
         return NOT_MEASURED, "the gate saved no benchmark"
     verdicts = {row["benchmark"]: words.verdict_read(row["verdict"]) for row in rows}
@@ -144,8 +130,7 @@ class Search:
 
 def searched(good: str, commits: list[str], run_step, say=print, subject=lambda commit: "",
              parents=lambda commit: git_parents(commit), threshold: float = DEFAULT_THRESHOLD) -> Search:
-    """The binary search: run_step(baseline, candidate) -> Step for each gate; commits after GOOD up to BAD;
-    subject(commit) and parents(commit) as git gives them; the gate's threshold."""
+    """The binary search over the commits after GOOD up to BAD, a gate each step: run_step(baseline, candidate)."""
     search = Search(good, commits[-1], commits)
 
     def step(baseline, candidate, why):
