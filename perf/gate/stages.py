@@ -119,11 +119,7 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
 def benchmarks_named(solvers: list[str] | None, devices: list[str], profile, only=None):
     """The named solvers' benchmarks (default: either version's) on devices, as a function of the versions' listings
     of them; those in only alone where it is given."""
-    def named(found):
-        keys = benchmarks_of(found, solvers, devices, profile)
-        return [key for key in keys if only is None or key in only]
-
-    return named
+    return lambda found: [key for key in benchmarks_of(found, solvers, devices, profile) if only is None or key in only]
 
 
 def screened(versions: list, threads: int, solvers: list[str] | None, devices: list[str], profile, stopping: Stopping,
