@@ -26,8 +26,6 @@ FOUND_EXIT, NOTHING_EXIT, UNDECIDED_EXIT, USAGE_EXIT = FAILED, PASSED, 3, 2
 ENDINGS = {FOUND_EXIT: words.FOUND, NOTHING_EXIT: words.NOTHING_TO_FIND, UNDECIDED_EXIT: words.UNDECIDED,
            NOT_MEASURED: words.NOT_MEASURED}
 BISECT_HINT = "which commit:"  # how a failed gate's line proposing a bisect begins
-# The gate's own options that the search sets itself for every step.
-OWN_OPTIONS = ("--json", "--summary")
 
 
 class BisectUsageError(Exception):
@@ -119,9 +117,6 @@ def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_proce
 @dataclass
 class Search:
     """The search's steps so far and how it ended: its exit status and its lines."""
-    good: str
-    bad: str
-    commits: list[str]  # after GOOD, up to BAD, oldest first
     steps: list[Step] = field(default_factory=list)
     status: int | None = None
     lines: list[str] = field(default_factory=list)
@@ -131,7 +126,7 @@ class Search:
 def searched(good: str, commits: list[str], run_step, say=print, subject=lambda commit: "",
              parents=lambda commit: git_parents(commit), threshold: float = DEFAULT_THRESHOLD) -> Search:
     """The binary search over the commits after GOOD up to BAD, a gate each step: run_step(baseline, candidate)."""
-    search = Search(good, commits[-1], commits)
+    search = Search()
 
     def step(baseline, candidate, why):
         found = run_step(baseline, candidate)
@@ -152,8 +147,8 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
         return ended(NOTHING_EXIT, f"bisect: {words.NOTHING_TO_FIND}: {commits[-1][:10]} is not slower than "
                                       f"{good[:10]} by the threshold ({first.figures()})")
     if first.verdict != words.REGRESSION:
-        return ended(UNDECIDED_EXIT, f"bisect: {words.UNDECIDED}: the gate could not tell whether BAD is slower than GOOD: "
-                                f"{first.why}")
+        return ended(UNDECIDED_EXIT, f"bisect: {words.UNDECIDED}: the gate could not tell whether BAD is slower "
+                                     f"than GOOD: {first.why}")
     low, high, at = -1, len(commits) - 1, {len(commits) - 1: first}  # -1: GOOD itself
     while high - low > 1:
         middle = (low + high) // 2
@@ -197,8 +192,7 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
 
 def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) -> str | None:
     """The bisect that finds which commit made a failed gate's regressions, where both versions are two different
-    commits (a working tree, an interpreter, an environment setting, or one commit against itself is no line of
-    commits); else None."""
+    commits, a line to search; else None."""
     regressed = [row.benchmark for row in rows if row.verdict == words.REGRESSION]
     if not regressed or any(spec == "." or ":" in spec or Path(spec).is_file() for spec in (baseline, candidate)):
         return None

@@ -32,8 +32,7 @@ CONFIRMATION_BUDGET_S_PER_FLAG = 4
 class Stopping:
     """When a stage stops measuring a benchmark: once decided, past min_passes; or when max_passes or the budget
     (no pass starts after it) is spent. per_run: the false-alarm rate is over all the stage's benchmarks (the
-    screen), else per benchmark (the confirmation). The budget is budget_s, and budget_s_per_benchmark more for
-    each benchmark the stage measures."""
+    screen), else per benchmark (the confirmation)."""
     threshold: float = DEFAULT_THRESHOLD
     min_passes: int = MIN_PASSES
     max_passes: int = MAX_TRIALS  # a benchmark's most passes are its most trials
@@ -125,8 +124,7 @@ def benchmarks_named(solvers: list[str] | None, devices: list[str], profile, onl
 def screened(versions: list, threads: int, solvers: list[str] | None, devices: list[str], profile, stopping: Stopping,
              seed: int, progress=print, only=None) -> list[Outcome]:
     """Every benchmark of the named solvers (default: either version's) in passes, as long as stopping keeps it open;
-    only the Keys in only where it is given (a comparison's undecided rows, not the cross product of their solvers and
-    sizes)."""
+    only the Keys in only where it is given (a comparison's undecided rows, not the product of their solvers, sizes)."""
     # The first pass's workers import only the named solvers: every package's import is seconds a pass.
     return measured(versions, threads, benchmarks_named(solvers, devices, profile, only), profile, seed,
                     Policy(stopping, versions[-1].label), progress, solvers)
@@ -141,8 +139,7 @@ def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> lis
 
 
 def confirming(threshold: float) -> Stopping:
-    """The confirmation's stopping: fewer passes before any stops, a budget of its own that grows with the flags,
-    FALSE_ALARM_RATE per benchmark."""
+    """The confirmation's stopping: its own passes and budget, which grows with the flags, at FALSE_ALARM_RATE each."""
     return Stopping(threshold, CONFIRMATION_MIN_PASSES, CONFIRMATION_MAX_PASSES, CONFIRMATION_BUDGET_S, per_run=False,
                     budget_s_per_benchmark=CONFIRMATION_BUDGET_S_PER_FLAG)
 
