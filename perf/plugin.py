@@ -138,8 +138,8 @@ def pytest_generate_tests(metafunc):
     config = metafunc.config
     if "solver" in metafunc.fixturenames:
         metafunc.parametrize("solver", [
-            pytest.param(solvers.get(name), id=name, marks=pytest.mark.tensorflow if "tensorflow" in solvers.get(name).needs else ())
-            for name in selected(config, "solvers", solvers.REGISTRY)
+            pytest.param(solver, id=solver.name, marks=pytest.mark.tensorflow if "tensorflow" in solver.needs else ())
+            for solver in map(solvers.get, selected(config, "solvers", solvers.REGISTRY))
         ])
     if "device" in metafunc.fixturenames:
         metafunc.parametrize("device", [
