@@ -138,8 +138,8 @@ def pytest_generate_tests(metafunc):
     config = metafunc.config
     if "solver" in metafunc.fixturenames:
         metafunc.parametrize("solver", [
-            pytest.param(solvers.get(name), id=name, marks=pytest.mark.tensorflow if "tensorflow" in solvers.get(name).needs else ())
-            for name in selected(config, "solvers", solvers.REGISTRY)
+            pytest.param(solver, id=solver.name, marks=pytest.mark.tensorflow if "tensorflow" in solver.needs else ())
+            for solver in map(solvers.get, selected(config, "solvers", solvers.REGISTRY))
         ])
     if "device" in metafunc.fixturenames:
         metafunc.parametrize("device", [
@@ -309,9 +309,8 @@ def pytest_terminal_summary(terminalreporter, config):
 
 def compared_with_saved_run(config, terminalreporter, session, benchmarks, answer: list[str]) -> None:
     """This run's verdicts against the saved run pytest-benchmark loaded (by its path), and the run's exit status from
-    them: FAILED on a SLOWER under --fail-on-slower or an error the gate found under --decide, NOT MEASURED where the
-    comparison could not judge, or where nothing failed and the gate deciding it measured nothing (said either way).
-    Its summary, with the answer, is written once pytest's exit status is settled (pytest_unconfigure)."""
+    them (docs/usage.md, "How a gate or a comparison ends"). Its summary, with the answer, is written once pytest's
+    exit status is settled (pytest_unconfigure)."""
     devices = config.getoption("devices") and selected(config, "devices", solvers.DEVICES)  # those named, required
     # The gate the CAN'T TELL line names is the one --decide runs: on this run's CPUs and threads.
     gate = {"affinity": config.getoption("cpu_affinity"), "threads": config.getoption("threads")}

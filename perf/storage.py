@@ -80,26 +80,22 @@ def storage_folders(given: list[Path], loaded: list[Path]) -> list[Path]:
 # Checked before a benchmark session --------------------------------------------------------------------------------
 
 
-def check_storage(option, like=None) -> list[str]:
-    """StorageError before any benchmark runs when a result could not be written or a saved run it names is not
-    there; NotMeasured when there is no saved run to compare with, or the one to compare cannot be read (where
-    pytest-benchmark finds these out only at the end, with a traceback, or compares another run). Returns a warning
-    for each other saved run that cannot be read, left out. --benchmark-compare with no run named is pointed at the
-    newest saved run like this one (newest_like; docs/usage.md). Nothing here modifies or deletes a saved run."""
+def check_storage(option, like) -> list[str]:
+    """StorageError or NotMeasured before any benchmark runs, where pytest-benchmark finds these out only at the end,
+    with a traceback, or compares another run; a warning for each other saved run that cannot be read, left out.
+    --benchmark-compare with no run named is pointed at the newest saved run like this one (newest_like;
+    docs/usage.md). Nothing here modifies or deletes a saved run."""
     if not hasattr(option, "benchmark_storage"):
         return []  # pytest-benchmark is not loaded (-p no:benchmark)
     storage = option.benchmark_storage
-    if "://" not in storage:  # a bare path is a file storage to pytest-benchmark too
-        storage = "file://" + storage
-    if not storage.startswith("file://"):
+    if "://" in storage and not storage.startswith("file://"):
         return []  # elasticsearch storage: pytest-benchmark's own business
-    folder = Path(storage[len("file://"):])
+    folder = Path(storage.removeprefix("file://"))  # a bare path is a file storage to pytest-benchmark too
     from pytest_benchmark.utils import get_machine_id
 
     runs_folder = folder / get_machine_id()
-    if option.benchmark_save or option.benchmark_autosave:
-        if reason := unwritable(runs_folder, create=True):
-            raise StorageError(f"--benchmark-save/--benchmark-autosave: cannot write to {runs_folder} ({reason})")
+    if (option.benchmark_save or option.benchmark_autosave) and (reason := unwritable(runs_folder, create=True)):
+        raise StorageError(f"--benchmark-save/--benchmark-autosave: cannot write to {runs_folder} ({reason})")
     if option.benchmark_json:
         path = Path(option.benchmark_json)
         if reason := "it is a folder" if path.is_dir() else unwritable(path.parent, create=False):
@@ -108,7 +104,7 @@ def check_storage(option, like=None) -> list[str]:
         return []
     if compare is not True:
         return check_named_runs(folder, get_machine_id(), compare)
-    chosen, warnings = newest_like(folder, get_machine_id(), like or (lambda fssgd: True))
+    chosen, warnings = newest_like(folder, get_machine_id(), like)
     option.benchmark_compare = str(chosen)  # pytest-benchmark loads a path given as it is
     return warnings
 

@@ -1,22 +1,10 @@
 """python -m perf.gate.bisect GOOD BAD [gate options]: which first-parent commit between GOOD and BAD made it slower.
 
-A binary search over the first-parent commits after GOOD, up to BAD. Each step is one gate (python -m perf.gate: its
-screen, then its confirmation) of GOOD itself against the midpoint of the range left, for the benchmarks the gate
-options select (--benchmarks, --solvers, --sizes, --devices, --threshold, --cpu-affinity, --threads, --budget ...,
-passed to every step as they are): a confirmed REGRESSION in any of them moves the range's upper end there, CLEAR in
-all its lower end; anything else ends the search naming the range left undecided and why. The search first gates GOOD
-against BAD, and ends there where BAD is not slower. Once one commit is left, one more gate of its parent against it
-says whether that commit did it alone or small steps added up (a drift): the commit named is always the first the gate
-flags against GOOD. That gate is left out where the two gates against GOOD already show the commit alone slower by the
-whole threshold (its interval's low end over its parent's high end), as a single culprit of any size does.
-
-Why against GOOD each time, not neighbour against neighbour: a drift of three commits 4% each is no neighbour's
-regression, yet the question is where the code became slower than GOOD.
-
     python -m perf.gate.bisect v1.2 HEAD --benchmarks tf1_feed_dict-cpu-n1000 --json bisect.json
 
-Exits (docs/gate.md): 1 a slower commit found, 0 nothing to find (BAD is not slower than GOOD), 3 undecided (a step
-could not tell), 10 NOT MEASURED (a step measured nothing), 2 a usage error.
+How it searches (each step a whole gate of GOOD itself against the midpoint: a drift of small steps is found where its
+sum is first flagged), what it says of the culprit, and its exits (1 FOUND, 0 NOTHING TO FIND, 3 UNDECIDED,
+10 NOT MEASURED, 2 a usage error): docs/gate.md, "Which commit made it slower: the bisect".
 """
 
 import argparse
@@ -38,8 +26,6 @@ FOUND_EXIT, NOTHING_EXIT, UNDECIDED_EXIT, USAGE_EXIT = FAILED, PASSED, 3, 2
 ENDINGS = {FOUND_EXIT: words.FOUND, NOTHING_EXIT: words.NOTHING_TO_FIND, UNDECIDED_EXIT: words.UNDECIDED,
            NOT_MEASURED: words.NOT_MEASURED}
 BISECT_HINT = "which commit:"  # how a failed gate's line proposing a bisect begins
-# The gate's own options that the search sets itself for every step.
-OWN_OPTIONS = ("--json", "--summary")
 
 
 class BisectUsageError(Exception):
@@ -48,9 +34,8 @@ class BisectUsageError(Exception):
 
 @dataclass(frozen=True)
 class Step:
-    """One gate of the search: its baseline and candidate, its verdict for the selection (REGRESSION, CLEAR,
-    INCONCLUSIVE, or NOT_MEASURED), each benchmark's row as the gate saved it, why where it did not decide, and its
-    wall time."""
+    """One gate of the search: its verdict for the selection, its rows as the gate saved them, why where it did not
+    decide (step_verdict)."""
     baseline: str
     candidate: str
     verdict: str
@@ -69,8 +54,7 @@ def figures(rows: list[dict]) -> str:
 
 
 def step_verdict(rows: list[dict]) -> tuple[str, str]:
-    """The selection's verdict from the gate's rows, and why where it is none of REGRESSION and CLEAR: a confirmed
-    REGRESSION in any benchmark; CLEAR (or IMPROVEMENT) in all; else INCONCLUSIVE, naming the benchmarks left."""
+    """The selection's verdict from the gate's rows, and why where it is neither REGRESSION nor CLEAR."""
     if not rows:
         return NOT_MEASURED, "the gate saved no benchmark"
     verdicts = {row["benchmark"]: words.verdict_read(row["verdict"]) for row in rows}
@@ -133,9 +117,6 @@ def gated(baseline: str, candidate: str, options: list[str], run_gate=gate_proce
 @dataclass
 class Search:
     """The search's steps so far and how it ended: its exit status and its lines."""
-    good: str
-    bad: str
-    commits: list[str]  # after GOOD, up to BAD, oldest first
     steps: list[Step] = field(default_factory=list)
     status: int | None = None
     lines: list[str] = field(default_factory=list)
@@ -144,9 +125,8 @@ class Search:
 
 def searched(good: str, commits: list[str], run_step, say=print, subject=lambda commit: "",
              parents=lambda commit: git_parents(commit), threshold: float = DEFAULT_THRESHOLD) -> Search:
-    """The binary search: run_step(baseline, candidate) -> Step for each gate; commits after GOOD up to BAD;
-    subject(commit) and parents(commit) as git gives them; the gate's threshold."""
-    search = Search(good, commits[-1], commits)
+    """The binary search over the commits after GOOD up to BAD, a gate each step: run_step(baseline, candidate)."""
+    search = Search()
 
     def step(baseline, candidate, why):
         found = run_step(baseline, candidate)
@@ -167,8 +147,8 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
         return ended(NOTHING_EXIT, f"bisect: {words.NOTHING_TO_FIND}: {commits[-1][:10]} is not slower than "
                                       f"{good[:10]} by the threshold ({first.figures()})")
     if first.verdict != words.REGRESSION:
-        return ended(UNDECIDED_EXIT, f"bisect: {words.UNDECIDED}: the gate could not tell whether BAD is slower than GOOD: "
-                                f"{first.why}")
+        return ended(UNDECIDED_EXIT, f"bisect: {words.UNDECIDED}: the gate could not tell whether BAD is slower "
+                                     f"than GOOD: {first.why}")
     low, high, at = -1, len(commits) - 1, {len(commits) - 1: first}  # -1: GOOD itself
     while high - low > 1:
         middle = (low + high) // 2
@@ -212,8 +192,7 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
 
 def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) -> str | None:
     """The bisect that finds which commit made a failed gate's regressions, where both versions are two different
-    commits (a working tree, an interpreter, an environment setting, or one commit against itself is no line of
-    commits); else None."""
+    commits, a line to search; else None."""
     regressed = [row.benchmark for row in rows if row.verdict == words.REGRESSION]
     if not regressed or any(spec == "." or ":" in spec or Path(spec).is_file() for spec in (baseline, candidate)):
         return None

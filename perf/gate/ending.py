@@ -2,6 +2,7 @@
 and its step summary in Markdown."""
 
 import os
+from collections import Counter
 
 from perf.judge import words
 from perf.judge.outcome import ALLOW_UNAVAILABLE, FAILED, NOT_MEASURED, PASSED
@@ -40,13 +41,9 @@ def unmeasured(rows: list[Verdict], device_of: dict, devices: list[str]) -> dict
 
 
 def ending(rows: list[Verdict], device_of: dict, devices: list[str], allow_unavailable: bool) -> tuple[int, str]:
-    """The gate's exit status and its last line. It fails on a confirmed regression, a repeated error or a lost
-    benchmark; it is NOT MEASURED where nothing was measured on both versions, or nothing on a device it was asked
-    for (unless allow_unavailable: a CPU-only runner in a CPU and GPU matrix); else it passed. The line counts every
-    verdict apart (a SKIPPED or NEW benchmark is not CLEAR) and names each device with nothing measured, and why."""
-    counts = {}
-    for row in rows:
-        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    """The gate's exit status and its last line (every way it ends: docs/gate.md, "How it ends"). The line counts
+    every verdict apart (SKIPPED or NEW is not CLEAR) and names each device with nothing measured, and why."""
+    counts = Counter(row.verdict for row in rows)
     summary = ", ".join(f"{count} {name}" for name, count in counts.items()) or "no benchmark"
     missed = unmeasured(rows, device_of, devices)
     said = "; ".join(f"nothing measured on {device} ({why})" for device, why in missed.items())
@@ -80,9 +77,7 @@ def confirmation_cell(row: dict, confirmed: bool | None) -> str:
 
 
 def gate_summary(report: dict) -> str:
-    """A gate's summary from its report as --json saves it: the verdict and its exit status first, the flagged
-    benchmarks, what was not measured or skipped and why, the machine, the command that replays it, and every verdict
-    in a collapsed table."""
+    """A gate's summary from its report as --json saves it (what it says: docs/gate.md, "The step summary")."""
     rows = [{**row, "verdict": words.verdict_read(row["verdict"])} for row in report.get("rows", [])]
     status = report["status"]
     lines = [f"**{report['ending']}** ({GATE_EXITS.get(status, f'exit {status}')})", ""]

@@ -32,8 +32,7 @@ CONFIRMATION_BUDGET_S_PER_FLAG = 4
 class Stopping:
     """When a stage stops measuring a benchmark: once decided, past min_passes; or when max_passes or the budget
     (no pass starts after it) is spent. per_run: the false-alarm rate is over all the stage's benchmarks (the
-    screen), else per benchmark (the confirmation). The budget is budget_s, and budget_s_per_benchmark more for
-    each benchmark the stage measures."""
+    screen), else per benchmark (the confirmation)."""
     threshold: float = DEFAULT_THRESHOLD
     min_passes: int = MIN_PASSES
     max_passes: int = MAX_TRIALS  # a benchmark's most passes are its most trials
@@ -119,18 +118,13 @@ def measured(versions: list, threads: int, benchmarks, profile, seed: int, polic
 def benchmarks_named(solvers: list[str] | None, devices: list[str], profile, only=None):
     """The named solvers' benchmarks (default: either version's) on devices, as a function of the versions' listings
     of them; those in only alone where it is given."""
-    def named(found):
-        keys = benchmarks_of(found, solvers, devices, profile)
-        return [key for key in keys if only is None or key in only]
-
-    return named
+    return lambda found: [key for key in benchmarks_of(found, solvers, devices, profile) if only is None or key in only]
 
 
 def screened(versions: list, threads: int, solvers: list[str] | None, devices: list[str], profile, stopping: Stopping,
              seed: int, progress=print, only=None) -> list[Outcome]:
     """Every benchmark of the named solvers (default: either version's) in passes, as long as stopping keeps it open;
-    only the Keys in only where it is given (a comparison's undecided rows, not the cross product of their solvers and
-    sizes)."""
+    only the Keys in only where it is given (a comparison's undecided rows, not the product of their solvers, sizes)."""
     # The first pass's workers import only the named solvers: every package's import is seconds a pass.
     return measured(versions, threads, benchmarks_named(solvers, devices, profile, only), profile, seed,
                     Policy(stopping, versions[-1].label), progress, solvers)
@@ -145,8 +139,7 @@ def verdicts(outcomes: list[Outcome], candidate: str, stopping: Stopping) -> lis
 
 
 def confirming(threshold: float) -> Stopping:
-    """The confirmation's stopping: fewer passes before any stops, a budget of its own that grows with the flags,
-    FALSE_ALARM_RATE per benchmark."""
+    """The confirmation's stopping: its own passes and budget, which grows with the flags, at FALSE_ALARM_RATE each."""
     return Stopping(threshold, CONFIRMATION_MIN_PASSES, CONFIRMATION_MAX_PASSES, CONFIRMATION_BUDGET_S, per_run=False,
                     budget_s_per_benchmark=CONFIRMATION_BUDGET_S_PER_FLAG)
 
