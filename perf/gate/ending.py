@@ -41,7 +41,7 @@ def unmeasured(rows: list[Verdict], device_of: dict, devices: list[str]) -> dict
 
 
 def ending(rows: list[Verdict], device_of: dict, devices: list[str], allow_unavailable: bool) -> tuple[int, str]:
-    """The gate's exit status and its last line (every way it ends: docs/gate.md, "How it ends"). The line counts
+    """The gate's exit status and its last line (every way it ends: docs/gate.md, "How it decides", 5). The line counts
     every verdict apart (SKIPPED or NEW is not CLEAR) and names each device with nothing measured, and why."""
     counts = Counter(row.verdict for row in rows)
     summary = ", ".join(f"{count} {name}" for name, count in counts.items()) or "no benchmark"
@@ -77,7 +77,7 @@ def confirmation_cell(row: dict, confirmed: bool | None) -> str:
 
 
 def gate_summary(report: dict) -> str:
-    """A gate's summary from its report as --json saves it (what it says: docs/gate.md, "The step summary")."""
+    """A gate's summary from its report as --json saves it (what it says: docs/gate.md#in-ci, "The step summary")."""
     rows = [{**row, "verdict": words.verdict_read(row["verdict"])} for row in report.get("rows", [])]
     status = report["status"]
     lines = [f"**{report['ending']}** ({GATE_EXITS.get(status, f'exit {status}')})", ""]
