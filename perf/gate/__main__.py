@@ -189,9 +189,10 @@ def main(argv=None) -> int:
     except (ValueError, SummaryError) as error:
         parser.error(str(error))
     arguments = sys.argv[1:] if argv is None else list(argv)
-    machine = cpu_model()  # asked once: it reads /proc/cpuinfo
-    parser.summary_report = ({"rows": [], "machine": machine, "command": replaying(arguments, options.seed)},
-                             options.summary)
+    # What every ending says, a usage error alike, filled in as the gate learns it: the machine, how to replay it (no
+    # drawn seed yet), and below what was asked and where its workers ran.
+    report = {"rows": [], "machine": cpu_model(), "command": replaying(arguments, options.seed)}
+    parser.summary_report = (report, options.summary)
     if options.cpu_affinity:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:
@@ -210,12 +211,9 @@ def main(argv=None) -> int:
     asked = (f"benchmarks {options.benchmarks}" if options.benchmarks else
              f"{'solvers ' + options.solvers if options.solvers else 'every solver'} on {', '.join(devices)} at n = "
              f"{', '.join(f'{n:,}' for n in profile.sizes)}")
-    # What every ending says, a gate that stopped early alike: the machine, where its workers ran, how to replay it.
-    report = {"baseline": options.baseline, "candidate": options.candidate, "threshold": options.threshold,
-              "seed": seed, "asked": asked, "machine": machine,
-              "cpu_affinity": cpus.affinity_setting(gate_affinity()), "confirmed": not options.no_confirm,
-              "command": replaying(arguments, seed), "rows": []}
-    parser.summary_report = (report, options.summary)  # a usage error the versions find says all of it
+    report.update(baseline=options.baseline, candidate=options.candidate, threshold=options.threshold, seed=seed,
+                  asked=asked, cpu_affinity=cpus.affinity_setting(gate_affinity()), confirmed=not options.no_confirm,
+                  command=replaying(arguments, seed))
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
