@@ -1,5 +1,6 @@
 """What a saved run must record to be trusted and compared: versions, devices, threads, profile."""
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -23,10 +24,8 @@ TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-ni
 def tensorflow_distribution() -> tuple[str, str] | None:
     """(distribution, version) of the installed TensorFlow wheel, read without importing it."""
     for name in TENSORFLOW_DISTRIBUTIONS:
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             return name, importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
     return None
 
 
@@ -51,11 +50,9 @@ def cuda_versions() -> dict | None:
 
         found["torch"] = torch.version.cuda
     for plugin in ("jax-cuda13-plugin", "jax-cuda12-plugin"):  # JAX's CUDA runtime comes as a plugin of its own
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found["jax"] = f"{plugin} {importlib.metadata.version(plugin)}"
             break
-        except importlib.metadata.PackageNotFoundError:
-            continue
     return found
 
 
