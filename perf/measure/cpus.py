@@ -72,8 +72,7 @@ def chosen_quiet_cpu() -> int:
 
 
 def cpu_list(text: str) -> tuple[int, ...]:
-    """The CPUs a list names, each one this process may use, or this run's quiet CPU for 'quiet'; ValueError saying why
-    not."""
+    """The CPUs a list names, each one this process may use, or this run's quiet CPU for 'quiet'; else ValueError."""
     if text.strip() == QUIET:
         return (chosen_quiet_cpu(),)
     cpus, may_use = parsed(text), allowed()
@@ -84,8 +83,7 @@ def cpu_list(text: str) -> tuple[int, ...]:
 
 
 def argument_type(parse):
-    """parse, which raises ValueError, as an argparse type (for pytest's options and the gate's), which prints an
-    ArgumentTypeError's own message."""
+    """parse, which raises ValueError, as an argparse type, which prints an ArgumentTypeError's own message."""
     def argument(text: str):
         try:
             return parse(text)

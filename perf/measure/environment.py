@@ -101,8 +101,7 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
         "shrink": None if shrink_factor() == 1 else shrink_factor(),
         "tensorflow": None,
     }
-    distribution = tensorflow_distribution()
-    if distribution:
+    if distribution := tensorflow_distribution():
         info["tensorflow"] = {"distribution": distribution[0], "version": distribution[1]}
         # Build details need the import, taken wherever TensorFlow imports: pytest-benchmark compares machine_info as
         # the run starts, before any benchmark has imported it, with the saved run's, which that run may have described

@@ -72,16 +72,15 @@ def out_of_memory_cause(error: BaseException) -> BaseException | None:
     message says an allocation failed, which a wrapper's repeats. An error wraps its __cause__ (raise ... from), and
     its __context__ only where it hid it (raise ... from None, as torch.compile's errors do): one raised while another
     was handled, without either, is a failure of its own."""
-    chain, seen, waiting = [], set(), [error]
+    chain, waiting = {}, [error]  # chain: id -> error, in the order met
     while waiting:
         link = waiting.pop(0)
-        if link is None or id(link) in seen:  # a chain can loop: an error raised again while it was handled
+        if link is None or id(link) in chain:  # a chain can loop: an error raised again while it was handled
             continue
-        seen.add(id(link))
-        chain.append(link)
+        chain[id(link)] = link
         waiting += [link.__cause__, link.__context__ if link.__suppress_context__ else None]
-    by_class = [link for link in chain if out_of_memory_class(link)]
-    by_message = [link for link in chain if out_of_memory_line(link)]
+    by_class = [link for link in chain.values() if out_of_memory_class(link)]
+    by_message = [link for link in chain.values() if out_of_memory_line(link)]
     return (by_class or by_message[::-1] or [None])[0]
 
 
