@@ -6,7 +6,6 @@ version's tree, and reads a framework only where that version's solvers imported
 import gc
 import os
 import re
-import shutil
 import subprocess
 import sys
 from functools import cache
@@ -99,9 +98,7 @@ def out_of_memory_line(error: BaseException) -> str | None:
 
 
 def nvidia_smi(*arguments: str) -> str:
-    """What nvidia-smi prints with these arguments; '' without a driver or where it fails."""
-    if not shutil.which("nvidia-smi"):
-        return ""
+    """What nvidia-smi prints with these arguments; '' without a driver (FileNotFoundError) or where it fails."""
     try:
         return subprocess.run(["nvidia-smi", *arguments], capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
