@@ -47,8 +47,7 @@ class Verdict:
     confirmation: "Verdict | None" = None
 
     def saved(self) -> dict:
-        """As the gate's --json and the noise study write it: the fields that hold something, a confirmation's
-        verdicts alike."""
+        """As the gate's --json and the noise study write it: the fields that hold something, nested verdicts' too."""
         return asdict(self, dict_factory=lambda fields: {name: value for name, value in fields
                                                          if value not in (None, "")})
 
@@ -90,14 +89,10 @@ def change_verdict(then: list[float], now: list[float], threshold: float) -> tup
                                CHANGE_CONFIDENCE)
     change = Interval(*(math.exp(value) for value in log_shift[:3]), log_shift.coverage)
     limit = math.log1p(threshold)
-    if log_shift.low > limit:
-        verdict = SLOWER
-    elif log_shift.high < -limit:
-        verdict = FASTER
-    elif -limit < log_shift.low and log_shift.high < limit:
-        verdict = UNCHANGED
-    else:
-        verdict = CANT_TELL
+    verdict = (SLOWER if log_shift.low > limit
+               else FASTER if log_shift.high < -limit
+               else UNCHANGED if -limit < log_shift.low and log_shift.high < limit
+               else CANT_TELL)
     return change, verdict, smallest_slowdown_called(change, threshold) if verdict == CANT_TELL else None
 
 

@@ -1,5 +1,6 @@
 """The statistics under both rules and the report: intervals of a median, a mean, and a shift between two samples."""
 
+import itertools
 import math
 import statistics
 from functools import cache
@@ -94,11 +95,8 @@ def rank_sum_cdf(m: int, n: int) -> tuple[float, ...]:
             for u, count in enumerate(without):
                 ways[u] += count
             counts[i][j] = ways
-    total, running, cdf = math.comb(m + n, m), 0, []
-    for count in counts[m][n]:
-        running += count
-        cdf.append(running / total)
-    return tuple(cdf)
+    total = math.comb(m + n, m)
+    return tuple(running / total for running in itertools.accumulate(counts[m][n]))
 
 
 def shift_interval(then: list[float], now: list[float], confidence: float) -> Interval:

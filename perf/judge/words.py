@@ -16,13 +16,12 @@ UNJUDGED = (MISSING, NEW, SKIPPED, ERROR)
 GATE_VERDICTS = JUDGED + UNJUDGED
 # The gate's verdicts that fail it (perf/gate/ending.py): a confirmed regression, a repeated error, a lost benchmark.
 FAILING = (REGRESSION, ERROR, MISSING)
-# Gate JSON saved before CLEAR had its name says "pass" (docs/results/noise-study/): read as CLEAR.
-FORMER = {"pass": CLEAR}
 
 
 def verdict_read(saved: str) -> str:
-    """A verdict as a saved file spells it, in today's word."""
-    return FORMER.get(saved, saved)
+    """A verdict as a saved file spells it, in today's word: gate JSON saved before CLEAR had its name says "pass"
+    (docs/results/noise-study/)."""
+    return CLEAR if saved == "pass" else saved
 
 
 # How a gate or a comparison ends, beside its exit status (perf/judge/outcome.py), and what CI prints where it has

@@ -66,8 +66,7 @@ class Measurement:
 
 def failed(scheduled: Scheduled):
     error = scheduled.failure
-    expected = isinstance(error, TrialError) and error.kind in EXPECTED_FAILURES
-    details = "" if expected or not isinstance(error, TrialError) else f"\n{error.trace or ''}"
+    details = f"\n{error.trace or ''}" if isinstance(error, TrialError) and error.kind not in EXPECTED_FAILURES else ""
     pytest.fail(f"{scheduled.label}: {error}{details}", pytrace=False)
 
 

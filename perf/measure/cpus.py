@@ -6,6 +6,7 @@ Only the standard library: the worker (perf/measure/worker.py) reads its list he
 
 import argparse
 import functools
+import itertools
 import os
 import re
 
@@ -44,15 +45,12 @@ def disk_interrupts(text: str | None = None) -> dict[int, int]:
                 text = file.read()
         except OSError:
             return {}
-    lines = text.splitlines()
-    if not lines:
-        return {}
-    cpus = [int(name[3:]) for name in lines[0].split() if name.startswith("CPU") and name[3:].isdigit()]
+    header, *rows = text.splitlines() or [""]
+    cpus = [int(name[3:]) for name in header.split() if name.startswith("CPU") and name[3:].isdigit()]
     taken = {}
-    for line in lines[1:]:
+    for line in rows:
         if DISK_QUEUE.search(line):
-            counts = line.split()[1:1 + len(cpus)]
-            for cpu, count in zip(cpus, counts):
+            for cpu, count in zip(cpus, line.split()[1:]):  # the counts, one a CPU, then the interrupt's names
                 if count.isdigit():
                     taken[cpu] = taken.get(cpu, 0) + int(count)
     return taken
@@ -74,8 +72,7 @@ def chosen_quiet_cpu() -> int:
 
 
 def cpu_list(text: str) -> tuple[int, ...]:
-    """The CPUs a list names, each one this process may use, or this run's quiet CPU for 'quiet'; ValueError saying why
-    not."""
+    """The CPUs a list names, each one this process may use, or this run's quiet CPU for 'quiet'; else ValueError."""
     if text.strip() == QUIET:
         return (chosen_quiet_cpu(),)
     cpus, may_use = parsed(text), allowed()
@@ -86,8 +83,7 @@ def cpu_list(text: str) -> tuple[int, ...]:
 
 
 def argument_type(parse):
-    """parse, which raises ValueError, as an argparse type (for pytest's options and the gate's), which prints an
-    ArgumentTypeError's own message."""
+    """parse, which raises ValueError, as an argparse type, which prints an ArgumentTypeError's own message."""
     def argument(text: str):
         try:
             return parse(text)
@@ -102,13 +98,9 @@ affinity_argument = argument_type(cpu_list)
 
 def compact(cpus) -> str:
     """A CPU list as taskset -c writes it: '0-3,5'."""
-    ranges, cpus = [], sorted(cpus)
-    for cpu in cpus:
-        if ranges and cpu == ranges[-1][1] + 1:
-            ranges[-1][1] = cpu
-        else:
-            ranges.append([cpu, cpu])
-    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
+    runs = [[cpu for _, cpu in run]  # consecutive CPUs lie at one distance from their place in the sorted list
+            for _, run in itertools.groupby(enumerate(sorted(cpus)), key=lambda pair: pair[1] - pair[0])]
+    return ",".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 def affinity_setting(cpus) -> str:

@@ -1,5 +1,6 @@
 """What a saved run must record to be trusted and compared: versions, devices, threads, profile."""
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -23,10 +24,8 @@ TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tf-ni
 def tensorflow_distribution() -> tuple[str, str] | None:
     """(distribution, version) of the installed TensorFlow wheel, read without importing it."""
     for name in TENSORFLOW_DISTRIBUTIONS:
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             return name, importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
     return None
 
 
@@ -51,11 +50,9 @@ def cuda_versions() -> dict | None:
 
         found["torch"] = torch.version.cuda
     for plugin in ("jax-cuda13-plugin", "jax-cuda12-plugin"):  # JAX's CUDA runtime comes as a plugin of its own
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found["jax"] = f"{plugin} {importlib.metadata.version(plugin)}"
             break
-        except importlib.metadata.PackageNotFoundError:
-            continue
     return found
 
 
@@ -104,8 +101,7 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
         "shrink": None if shrink_factor() == 1 else shrink_factor(),
         "tensorflow": None,
     }
-    distribution = tensorflow_distribution()
-    if distribution:
+    if distribution := tensorflow_distribution():
         info["tensorflow"] = {"distribution": distribution[0], "version": distribution[1]}
         # Build details need the import, taken wherever TensorFlow imports: pytest-benchmark compares machine_info as
         # the run starts, before any benchmark has imported it, with the saved run's, which that run may have described

@@ -6,7 +6,6 @@ version's tree, and reads a framework only where that version's solvers imported
 import gc
 import os
 import re
-import shutil
 import subprocess
 import sys
 from functools import cache
@@ -72,16 +71,15 @@ def out_of_memory_cause(error: BaseException) -> BaseException | None:
     message says an allocation failed, which a wrapper's repeats. An error wraps its __cause__ (raise ... from), and
     its __context__ only where it hid it (raise ... from None, as torch.compile's errors do): one raised while another
     was handled, without either, is a failure of its own."""
-    chain, seen, waiting = [], set(), [error]
+    chain, waiting = {}, [error]  # chain: id -> error, in the order met
     while waiting:
         link = waiting.pop(0)
-        if link is None or id(link) in seen:  # a chain can loop: an error raised again while it was handled
+        if link is None or id(link) in chain:  # a chain can loop: an error raised again while it was handled
             continue
-        seen.add(id(link))
-        chain.append(link)
+        chain[id(link)] = link
         waiting += [link.__cause__, link.__context__ if link.__suppress_context__ else None]
-    by_class = [link for link in chain if out_of_memory_class(link)]
-    by_message = [link for link in chain if out_of_memory_line(link)]
+    by_class = [link for link in chain.values() if out_of_memory_class(link)]
+    by_message = [link for link in chain.values() if out_of_memory_line(link)]
     return (by_class or by_message[::-1] or [None])[0]
 
 
@@ -100,9 +98,7 @@ def out_of_memory_line(error: BaseException) -> str | None:
 
 
 def nvidia_smi(*arguments: str) -> str:
-    """What nvidia-smi prints with these arguments; '' without a driver or where it fails."""
-    if not shutil.which("nvidia-smi"):
-        return ""
+    """What nvidia-smi prints with these arguments; '' without a driver (FileNotFoundError) or where it fails."""
     try:
         return subprocess.run(["nvidia-smi", *arguments], capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):

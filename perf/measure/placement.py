@@ -78,8 +78,7 @@ def misplaced(placement: dict, device: str) -> str | None:
     """Why placement ({device name: float ops placed there}) is not all on device ("cpu"/"gpu"), or None if it is."""
     if not placement:
         return "TensorFlow recorded no op placement, so it cannot be checked"
-    wrong = {name: count for name, count in placement.items() if device_kind(name) != device}
-    if wrong:
+    if wrong := {name: count for name, count in placement.items() if device_kind(name) != device}:
         where = ", ".join(f"{count} on {name}" for name, count in sorted(wrong.items()))
         return f"asked for {device}, but TensorFlow placed float ops elsewhere: {where}"
     return None

@@ -80,8 +80,7 @@ def budgeted_steps(solver, device, n: int, steps: int, profile) -> tuple[int, fl
 
 
 def steps_within_budget(solver, device, plan: Plan, profile) -> int:
-    """The steps a round of plan runs (budgeted_steps, under a round budget, but for a study); a terminal hears what
-    each round will take."""
+    """budgeted_steps where the profile sets a round budget, but for a study; a terminal hears what a round takes."""
     if profile.max_round_s is None or plan.study:
         return plan.steps
     steps, round_s = budgeted_steps(solver, device, plan.n, plan.steps, profile)
@@ -91,8 +90,7 @@ def steps_within_budget(solver, device, plan: Plan, profile) -> int:
 
 @dataclass
 class Spent:
-    """What the budget bought: the passes past the profile's trials, their seconds and trials, and what the last
-    fresh worker's start cost."""
+    """What the budget bought: extra_info["budget"], which docs/extra-info.md spells out field by field."""
     budget_s: float
     passes: int = 0
     seconds: float = 0.0
@@ -101,8 +99,7 @@ class Spent:
 
 
 class Schedule:
-    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run(); budget_s:
-    the seconds of passes past the profile's (default: the profile's)."""
+    """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run()."""
 
     def __init__(self, pool, profile, seed: int, threshold: float = DEFAULT_THRESHOLD, budget_s: float | None = None):
         self.pool, self.profile, self.seed, self.threshold = pool, profile, seed, threshold

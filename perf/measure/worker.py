@@ -238,12 +238,11 @@ def imported(solvers, names: list[str]) -> None:
     """The modules of the named solvers that can run here, and the packages they need, imported."""
     for name in names:
         solver = solvers.REGISTRY.get(name)
-        try:
+        # A broken solver module fails its own trials, with the error, not the whole worker.
+        with contextlib.suppress(Exception):
             if solver is not None and not solver.unavailable_reason("cpu"):
                 for module in (*solver.needs, f"solvers.{name}"):
                     importlib.import_module(module)
-        except Exception:  # a broken solver module fails its own trials, with the error, not the whole worker
-            pass
 
 
 def pinned(cpu_list: tuple[int, ...]) -> None:
@@ -258,8 +257,7 @@ def malloc_settings(environ=os.environ) -> dict[str, str]:
 
 
 class Worker:
-    """Our end of one version's worker process, pinned to affinity where given, importing on import_cpu first where
-    given, every framework but framework's kept out of it where given."""
+    """Our end of one version's worker process, started with the variables the module's docstring names."""
 
     def __init__(self, version: Version, threads: int, preload: list[str] | None = None,
                  affinity: tuple[int, ...] = (), import_cpu: int | None = None, framework: str | None = None):

@@ -78,9 +78,8 @@ class WorkerSet:
             if request["op"] == "open":
                 self.open_framework = framework
             return self.worker(framework, request["solver"]).ask(request)
-        if self.open_framework is None:  # a round or close with no trial opened: the worker's own answer
-            return self.worker(next(iter(self.solvers))).ask(request)
-        return self.worker(self.open_framework).ask(request)
+        # A round or close with no trial opened gets the first process's own answer.
+        return self.worker(self.open_framework or next(iter(self.solvers))).ask(request)
 
     def listing(self, only: list[str] | None) -> dict:
         """The "solvers" reply, each solver's reasons asked in its framework's process, which imports no other; only
