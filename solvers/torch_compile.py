@@ -1,13 +1,11 @@
 """PyTorch: the whole loop compiled by torch.compile, as one while_loop with the iteration count a tensor."""
 
 from contextlib import contextmanager
-from functools import cache
 
 from solvers.framework_common import original_loss, torch_data
 from solvers.problem import Fit, Problem
 
 
-@cache
 def compiled_descend(torch, lr: float):
     from torch._higher_order_ops.while_loop import while_loop  # the loop torch.compile keeps as a loop
 
@@ -26,6 +24,10 @@ def compiled_descend(torch, lr: float):
         _, w, b = while_loop(more, step, (iterations.new_zeros(()), x.new_zeros(()), x.new_zeros(())))
         return w, b, original_loss(x, y, w, b)
 
+    # Every compile is of this one descend, whatever the size and step: a process that prepares more than dynamo's
+    # recompile limit (8) of them, as the tests do, would fail, and each call would check all the earlier ones' guards.
+    # Cleared, each setup compiles once and its runs find one.
+    torch.compiler.reset()
     return torch.compile(descend, fullgraph=True, dynamic=False)
 
 

@@ -61,6 +61,17 @@ def test_one_prepared_run_serves_every_iteration_count(solver):
         assert error is None, error
 
 
+def test_one_process_prepares_more_problems_than_a_compilers_cache_holds(solver):
+    """Each size is a compile where a solver compiles: ten in one process, past dynamo's recompile limit of 8 (the
+    worker and the test process prepare many), each still gives its expected answer."""
+    for n in range(20, 220, 20):
+        problem = seed_problem(n, iterations=5)
+        with solver.prepare(problem, "cpu") as run:
+            fit = run()
+        error = mismatch(fit, solver.expected(problem), solver.dtype)
+        assert error is None, f"n = {n}: {error}"
+
+
 def one_step_short(descent):
     """descent with a fault: it stops one step early and says it ran them all."""
     return lambda problem, iterations=None: replace(descent(problem, (iterations or problem.iterations) - 1),
