@@ -43,6 +43,7 @@ def test_each_line_is_seven_commits_after_base_whose_code_changes_are_the_cases_
                     "drift": commits[3]}[case]
 
 
+@pytest.mark.tensorflow  # the culprit slows tf1_while_loop
 def test_the_slowed_solvers_give_the_same_answer_as_before(tmp_path):
     # The calibration slows solvers by real code; the benchmark's answer check must still pass, so the gate times them.
     from helpers import ROOT

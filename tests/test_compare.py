@@ -36,6 +36,7 @@ def test_the_timing_reference_and_untimed_benchmarks_are_not_judged():
     assert compared(KEY, spread(1.0)[:1], spread(1.0)) is None
 
 
+@pytest.mark.tensorflow
 def test_the_environment_a_run_records_is_the_same_before_tensorflow_is_imported_and_after():
     # pytest-benchmark compares machine_info as a run starts, before any benchmark imported TensorFlow in the pytest
     # process, with the saved run's, recorded as that run ended: a difference warns on every comparison. In a process

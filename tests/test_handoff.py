@@ -235,6 +235,7 @@ def test_a_wrong_command_is_a_usage_error_before_anything_is_timed(argv, message
 
 
 @pytest.mark.e2e
+@pytest.mark.tensorflow
 def test_end_to_end_free_and_one_cpu_are_timed_in_the_same_passes(tmp_path):
     out = tmp_path / "study"
     argv = ["--passes", "2", "--solvers", "tf1_feed_dict,numpy_loop", "--out", str(out), "--seed", "5"]

@@ -67,6 +67,7 @@ def test_a_slowed_run_slows_a_third_of_the_solvers_never_the_reference_and_every
 
 
 @pytest.mark.e2e
+@pytest.mark.tensorflow  # --seed-programs times the question's TensorFlow program
 def test_the_comparison_study_records_real_runs_and_judges_every_pair(tmp_path, monkeypatch, outside_xdist):
     monkeypatch.setenv("FSSGD_SHRINK", "100")  # the real suite, shrunk: this checks the tool, not the machine
     cpu = str(max(os.sched_getaffinity(0)))

@@ -2,6 +2,7 @@
 process imports two frameworks."""
 
 import ctypes
+import importlib.util
 import itertools
 import os
 import subprocess
@@ -18,6 +19,8 @@ from perf.measure.workers import NO_FRAMEWORK, WorkerSet, framework_of
 from solvers import packages
 
 VERSION = Version("suite", "this tree", ROOT, sys.executable)
+# Found, not imported: JAX loaded in this process would change which GPU questions it asks in a process of their own.
+NEEDS_JAX = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed (the jax extra)")
 
 
 class FakeWorker:
@@ -153,6 +156,8 @@ def test_listing_none_asks_every_started_process_so_that_it_returns_once_all_hav
 
 
 @pytest.mark.e2e
+@pytest.mark.tensorflow
+@NEEDS_JAX
 def test_no_worker_process_imports_a_framework_its_solvers_do_not_need():
     """Real processes, JAX's and TensorFlow's (PyTorch is not installed here; the rule is the same), each listing and
     timing its own solver beside the timing reference."""
@@ -188,6 +193,7 @@ def test_a_solver_whose_framework_a_process_keeps_out_is_answered_as_kept_out_no
 
 
 @pytest.mark.e2e
+@NEEDS_JAX
 def test_the_jax_process_never_imports_torch_nor_the_torch_process_jax(tmp_path, monkeypatch):
     """PyTorch is not installed here: a stand-in torch package on PYTHONPATH, whose import each process records, shows
     which process imports it. Both frameworks importable, as on a GPU machine."""
