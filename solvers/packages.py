@@ -48,7 +48,7 @@ def gpu_unavailable_reason(package: str) -> str | None:
     process asks for every selected solver), it is asked in a fresh process that imports package alone, as the
     worker that times its solvers does (perf/measure/workers.py)."""
     if package == "tensorflow":
-        return None if tensorflow_support.gpu_names() else tensorflow_support.NO_GPU
+        return None if tensorflow_gpu_names() else tensorflow_support.NO_GPU
     if package not in GPU_FRAMEWORKS:
         return f"{package} solvers here are CPU-only"
     if nvidia.driver_version() is None:  # said before importing the framework: cheap where there is no GPU
@@ -56,6 +56,16 @@ def gpu_unavailable_reason(package: str) -> str | None:
     if any(sys.modules.get(other) for other in GPU_FRAMEWORKS if other != package):
         return asked_alone(package)
     return jax_gpu_reason() if package == "jax" else torch_gpu_reason()
+
+
+@cache
+def tensorflow_gpu_names() -> tuple[str, ...]:
+    """Names of the GPUs TensorFlow sees, e.g. ('NVIDIA H200',); empty without TensorFlow or a GPU."""
+    if unavailable_reason("tensorflow"):
+        return ()
+    tf = tensorflow_support.import_tensorflow()
+    return tuple(tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
+                 for gpu in tf.config.list_physical_devices("GPU"))
 
 
 @cache
@@ -212,7 +222,7 @@ def libcuda_missing() -> str | None:
 def gpu_name(package: str) -> str:
     """The GPU's name as package's runtime reports it, e.g. 'NVIDIA H100 80GB HBM3'; only where it sees one."""
     if package == "tensorflow":
-        return tensorflow_support.gpu_names()[0]
+        return tensorflow_gpu_names()[0]
     if package == "jax":
         import jax
 

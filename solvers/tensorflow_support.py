@@ -55,20 +55,6 @@ def startup_noise_dropped():
                 sys.stderr.flush()
 
 
-@cache
-def gpu_names() -> tuple[str, ...]:
-    """Names of the GPUs TensorFlow sees, e.g. ('NVIDIA H200',); empty without TensorFlow or a GPU."""
-    from solvers import packages  # here, not at the top: packages imports this module
-
-    if packages.unavailable_reason("tensorflow"):
-        return ()
-    tf = import_tensorflow()
-    return tuple(
-        tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)
-        for gpu in tf.config.list_physical_devices("GPU")
-    )
-
-
 def thread_count(text: str) -> int:
     """The --threads / FSSGD_THREADS value as a count; ValueError, with what is allowed, for any other."""
     try:

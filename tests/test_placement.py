@@ -7,7 +7,7 @@ import pytest
 import solvers
 from perf.measure.placement import misplaced, recording_placement
 from perf.measure.solver_runs import PLACEMENT_UNRECORDED
-from solvers import tensorflow_support
+from solvers import packages, tensorflow_support
 from solvers.problem import seed_problem
 
 pytestmark = pytest.mark.tensorflow
@@ -23,7 +23,7 @@ def test_sessions_refuse_soft_placement_and_pin_threads(monkeypatch):
 
 @pytest.fixture
 def no_gpu():
-    if tensorflow_support.gpu_names():
+    if packages.tensorflow_gpu_names():
         pytest.skip("this machine has a GPU; the test needs one without")
 
 

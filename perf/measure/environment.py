@@ -110,8 +110,8 @@ def describe(profile: str, affinity: tuple[int, ...] = ()) -> dict:
             tf = sys.modules["tensorflow"]
             build = tf.sysconfig.get_build_info()
             info["tensorflow"].update(
-                cuda=build.get("cuda_version"), cudnn=build.get("cudnn_version"), gpus=list(tensorflow_support.gpu_names()),
-                onednn=tensorflow_support.onednn_enabled(),
+                cuda=build.get("cuda_version"), cudnn=build.get("cudnn_version"),
+                gpus=list(packages.tensorflow_gpu_names()), onednn=tensorflow_support.onednn_enabled(),
             )
     return info
 
