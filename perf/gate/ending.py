@@ -111,11 +111,15 @@ def gate_summary(report: dict) -> str:
         lines.append("")
     elif rows:
         lines += ["Not measured or skipped: none.", ""]
-    workers = f"; workers on {report['cpu_affinity']}" if report.get("cpu_affinity") else ""
-    lines += [f"Machine: {report['machine']}{workers}." if report.get("machine")
-              else "Machine and CPU affinity: not recorded in this report.", "",
-              f"Replay it locally: `{report['command']}`" if report.get("command")
-              else f"Replay it locally: the command is not recorded in this report; its seed was {report['seed']}.", ""]
+    if report.get("machine"):
+        workers = f"; workers on {report['cpu_affinity']}" if report.get("cpu_affinity") else ""
+        lines += [f"Machine: {report['machine']}{workers}.", ""]
+    else:
+        lines += ["Machine and CPU affinity: not recorded in this report.", ""]
+    if report.get("command"):
+        lines += [f"Replay it locally: `{report['command']}`", ""]
+    else:
+        lines += [f"Replay it locally: the command is not recorded in this report; its seed was {report['seed']}.", ""]
     if rows:
         lines += [f"<details><summary>Every verdict ({len(rows)} benchmarks)</summary>", ""]
         lines += markdown(["benchmark", "verdict", "ratio", "interval", "passes", "steps × calls", "why"], [
