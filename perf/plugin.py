@@ -14,7 +14,7 @@ from pytest_benchmark.session import PerformanceRegression
 import solvers
 from perf.judge import words
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, NOT_MEASURED, NotMeasured, threshold_argument
-from perf.measure import cpus, environment, gpu
+from perf.measure import count, counting, cpus, environment, gpu
 from perf.measure.benchmark import Measurement
 from perf.measure.pool import Pool
 from perf.measure.profiles import (DEFAULT_PROFILE, PROFILES, SHRINK_VARIABLE, profile_named, seconds_argument,
@@ -55,6 +55,11 @@ def pytest_addoption(parser):
                          + ", ".join(
                              f"{name} {profile.budget_s:.0f}" for name, profile in PROFILES.items())
                          + "; 0: the profile's trials only)")
+    group.addoption("--count", action="store_true",
+                    help="after the timing, also count each CPU benchmark's instructions a step under valgrind's "
+                         f"callgrind, in {counting.COUNT_PROCESSES} fresh processes, beside numpy_loop's: the answer "
+                         "splits each time ratio into more work and a slower rate, the run saves the counts, and a "
+                         "comparison of two counted runs judges them (docs/measurement.md, Counted)")
     group.addoption("--solvers", default=",".join(solvers.REGISTRY),
                     help="comma-separated solver names (default: all)")
     group.addoption("--devices", help="comma-separated devices, cpu and/or gpu (default: each where it can run; one "
@@ -112,6 +117,12 @@ def pytest_configure(config):
                         ("--summary", "it is the comparison's ending in Markdown")):
         if config.getoption(option) and not comparing:
             raise pytest.UsageError(f"{option} needs --benchmark-compare: {why}")
+    if config.getoption("count"):
+        if config.getoption("benchmark_disable"):
+            raise pytest.UsageError("--count needs the benchmarks timed: it counts after the timing, not under "
+                                    "--benchmark-disable")
+        if reason := count.unavailable_reason():
+            raise pytest.UsageError(f"--count: cannot count here: {reason}")
     if comparing:
         try:
             check_summary_targets(config.getoption("summary"))  # before anything is timed
@@ -170,7 +181,7 @@ def schedule(request, profile):
     with Pool(profile.trials, config.getoption("threads"), selected(config, "solvers", solvers.REGISTRY),
               config.getoption("cpu_affinity")) as pool:
         planned = Schedule(pool, profile, config.stash[ORDER_SEED], comparison_threshold(config),
-                           config.getoption("budget"))
+                           config.getoption("budget"), counting.COUNT_PROCESSES if config.getoption("count") else 0)
         if not timing_refused(config) and not config.getoption("benchmark_disable"):
             for item in request.session.items:
                 if "measurement" in item.fixturenames and skip_reason(item) is None:

@@ -14,6 +14,10 @@ DEFAULT_THREADS = 0
 # TensorFlow aborts the interpreter on a negative count and spends minutes starting 100,000 threads.
 MAX_THREADS = 1024
 ONEDNN_VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
+# "0" in a counted worker (perf/measure/count.py sets it): TensorFlow's idle pool threads then sleep at once rather than
+# spin, whose instructions are waiting, not work, and as many as the scheduling allows (docs/measurement.md,
+# "Counted: instructions a step").
+SPINNING_VARIABLE = "FSSGD_THREAD_SPINNING"
 DEVICE_SPECS = {"cpu": "/device:CPU:0", "gpu": "/device:GPU:0"}
 NO_GPU = "no GPU visible to TensorFlow"  # why gpu benchmarks skip, and gpu solvers are refused, without one
 # Printed by TensorFlow's C++ runtime while it loads, through a logger that starts before
@@ -74,6 +78,11 @@ def threads() -> int:
         raise ValueError(f"{THREADS_VARIABLE}: {error}") from None
 
 
+def thread_spinning() -> bool:
+    """Whether TensorFlow's pool threads spin while they wait for work, as by default."""
+    return os.environ.get(SPINNING_VARIABLE, "1") != "0"
+
+
 def onednn_enabled() -> bool | None:
     """Whether this process's TensorFlow runs oneDNN's ops, as TensorFlow decided it; None where it cannot say."""
     try:
@@ -86,11 +95,13 @@ def onednn_enabled() -> bool | None:
 def session_config():
     """Strict placement (an op that cannot run where asked fails) and the thread setting (0: TensorFlow's)."""
     tf = import_tensorflow()
-    return tf.compat.v1.ConfigProto(
+    config = tf.compat.v1.ConfigProto(
         allow_soft_placement=False,
         intra_op_parallelism_threads=threads(),
         inter_op_parallelism_threads=threads(),
     )
+    config.experimental.disable_thread_spinning = not thread_spinning()
+    return config
 
 
 @contextmanager
@@ -120,6 +131,12 @@ def eager_config():
 def eager_threads(tf) -> tuple[int, int]:
     """The eager runtime's (intra, inter) op threads, set to threads() at first import unless it already started."""
     threading = tf.config.threading
+    if not thread_spinning():  # the eager runtime's pools, which TF1 sessions share where it starts first
+        from tensorflow.python.eager import context
+
+        config = context.context()._config or tf.compat.v1.ConfigProto()
+        config.experimental.disable_thread_spinning = True
+        context.context()._config = config
     try:
         threading.set_intra_op_parallelism_threads(threads())
         threading.set_inter_op_parallelism_threads(threads())

@@ -28,8 +28,9 @@ class FakeWorker:
 
     started = []
 
-    def __init__(self, version, threads, preload, affinity=(), import_cpu=None, framework=None):
+    def __init__(self, version, threads, preload, affinity=(), import_cpu=None, framework=None, counted=False):
         self.preload, self.framework, self.import_cpu, self.asked = preload, framework, import_cpu, []
+        self.counted = counted
         self.process = type("Process", (), {"pid": 1000 + len(FakeWorker.started), "poll": lambda self: None})()
         FakeWorker.started.append(self)
 
@@ -84,6 +85,12 @@ def test_a_process_per_framework_starts_at_once_each_with_its_solvers_and_those_
     assert [worker.preload for worker in fake_workers] == [["jax_step", "jax_fori_loop", "numpy_loop"],
                                                            ["numpy_lean", "numpy_loop"],
                                                            ["tf1_feed_dict", "numpy_loop"]]
+
+
+def test_a_counted_set_starts_every_framework_process_counted_and_a_timed_one_none(fake_workers):
+    WorkerSet(VERSION, 1, ["jax_step", "numpy_lean"], counted=True)
+    WorkerSet(VERSION, 1, ["jax_step", "numpy_lean"])
+    assert [worker.counted for worker in fake_workers] == [True, True, False, False]
 
 
 def test_an_extra_pass_starts_only_its_benchmarks_frameworks_each_importing_all_its_selected_solvers(fake_workers):

@@ -116,3 +116,7 @@ def record(benchmark, solver, device, plan: Plan, fit: Fit, scheduled: Scheduled
     if measured.reference_steps:
         info.update(reference="-".join(TIMING_REFERENCE), reference_iterations=measured.reference_steps,
                     reference_trial_medians_s=[trial.reference_median_s() for trial in measured.trials])
+    if counted := scheduled.counted:
+        info["instructions"] = ({"not_counted": counted.failure} if counted.failure else
+                                {"per_step": counted.per_step, "reference_per_step": counted.reference_per_step,
+                                 **counted.settings})

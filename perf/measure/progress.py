@@ -55,3 +55,8 @@ def extra_pass_done(done: int, labels: list[str], threshold: float, spent_s: flo
 def imprecise_left(labels: list[str], threshold: float, when: str) -> None:
     say(f"{len(labels)} benchmark{'s' * (len(labels) != 1)} still not precise enough to call {threshold:.0%} {when} "
         f"({listed(labels)})")
+
+
+def counted(benchmarks: int, processes: int, seconds: float) -> None:
+    say(f"counted: the instructions of {benchmarks} benchmark{'s' * (benchmarks != 1)} in {processes} processes "
+        f"under callgrind, in {seconds:.0f} s")

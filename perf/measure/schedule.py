@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from perf.judge.outcome import DEFAULT_THRESHOLD
 from perf.judge.rules import precise_enough, trials_needed
-from perf.measure import TIMING_REFERENCE, progress
+from perf.measure import TIMING_REFERENCE, Key, counting, progress
 from perf.measure.solver_runs import prepared, round_plan
 from perf.measure.trials import Measured, TrialError
 from perf.measure.worker import WorkerStopped
@@ -55,6 +55,7 @@ class Scheduled:
     failure: Exception | None = None
     stopped: str | None = None  # why its trials stopped, where they were taken until precise: PRECISE, ...
     trials_s: list[float] = field(default_factory=list)  # each trial's wall time, setup to close
+    counted: counting.Counted | None = None  # its instructions a step, where the run counts (--count)
 
     @property
     def label(self) -> str:
@@ -101,8 +102,10 @@ class Spent:
 class Schedule:
     """The run's benchmarks (nodeid -> Scheduled) and their trials, all taken at the first call of run()."""
 
-    def __init__(self, pool, profile, seed: int, threshold: float = DEFAULT_THRESHOLD, budget_s: float | None = None):
+    def __init__(self, pool, profile, seed: int, threshold: float = DEFAULT_THRESHOLD, budget_s: float | None = None,
+                 count_processes: int = 0):
         self.pool, self.profile, self.seed, self.threshold = pool, profile, seed, threshold
+        self.count_processes = count_processes  # --count: this many counted processes after the timing; 0: none
         self.spent = Spent(profile.budget_s if budget_s is None else budget_s)
         self.benchmarks: dict[str, Scheduled] = {}
         self.done = False
@@ -111,7 +114,8 @@ class Schedule:
         self.benchmarks[nodeid] = Scheduled(solver, device, plan)
 
     def run(self) -> None:
-        """Every benchmark's rounds sized, then the profile's passes, then those until each is precise enough."""
+        """Every benchmark's rounds sized, then the profile's passes, then those until each is precise enough; then,
+        where the run counts, the counts."""
         if self.done:
             return
         self.done, rng = True, random.Random(self.seed)
@@ -122,6 +126,19 @@ class Schedule:
             self.timed_pass(index, going := self.going(), rng)
             progress.pass_done(index + 1, self.profile.trials, len(going), time.perf_counter() - passed)
         self.until_precise(rng)
+        if self.count_processes:
+            self.counted()
+
+    def counted(self) -> None:
+        """Every paired benchmark's instructions a step (perf/measure/counting.py), after the last timed round: the
+        counts run on every CPU at once."""
+        keys = {Key(scheduled.solver.name, scheduled.device, scheduled.plan.n): scheduled
+                for scheduled in self.going() if scheduled.plan.paired}
+        began = time.perf_counter()
+        found = counting.counted(self.pool.version, self.pool.threads, list(keys), self.count_processes)
+        for key, scheduled in keys.items():
+            scheduled.counted = found[key]
+        progress.counted(len(keys), self.count_processes, time.perf_counter() - began)
 
     def until_precise(self, rng: random.Random) -> None:
         """Passes past the profile's, each a trial of every benchmark not yet precise enough that can still become

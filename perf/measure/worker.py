@@ -23,6 +23,11 @@ Requests:
     {"op": "round", "reference": null}
                        ->  {"round_s": …}                     one timed round of the open trial; with "reference":
                            "before" or "after", a round of the timing reference timed then too: "reference_round_s"
+    {"op": "count", "steps": [few, many]}
+                       ->  {"counts": [[few, instructions], [many, instructions]], "cpu_features": […]}
+                           in a counted worker (perf/measure/count.py), the open trial's run at each step count, warmed
+                           up first, its instructions counted, every thread's; cpu_features: those valgrind presents,
+                           as NumPy sees them
     {"op": "close"}    ->  {"closed": true, "fit": {"w", "b", "loss", "iterations"} or null, "gpu_peak_bytes": …,
                             "gpu_peak_scope": …}
                            its last answer checked, its session freed; on a GPU the most memory its framework held and
@@ -48,7 +53,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from perf.measure import cpus, gpu
+from perf.measure import count, cpus, gpu
 from perf.measure.trials import SLOWDOWN_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +112,7 @@ def serve(tree: str, preload: list[str]) -> None:
     from perf.measure.trials import slowed, slowdown_of, timed
     from solvers.problem import seed_problem
 
+    counter = count.Counter(dumps) if (dumps := os.environ.get(count.DUMPS_VARIABLE)) else None
     placement_checked = set()
     trial = {}  # the open trial: its session, its run, what the answer check needs
 
@@ -153,6 +159,14 @@ def serve(tree: str, preload: list[str]) -> None:
             reply["reference_round_s"] = timed(reference)
         return reply
 
+    def counted_runs(request):
+        if counter is None:
+            return {"error": "this worker does not run under valgrind: only a counted worker counts", "kind": "usage"}
+        for steps in request["steps"]:  # each count warmed up: XLA compiles once per step count
+            trial["run"](steps)
+        counts = [[steps, counter.counted(lambda: trial.update(fit=trial["run"](steps)))] for steps in request["steps"]]
+        return {"counts": counts, "cpu_features": count.cpu_features()}
+
     def close_trial(request=None):
         if not trial:
             return {"closed": False}
@@ -180,8 +194,8 @@ def serve(tree: str, preload: list[str]) -> None:
             return {"names": list(solvers.REGISTRY)}
         if request["op"] == "frameworks":
             return {"frameworks": [name for name in FRAMEWORKS if sys.modules.get(name)]}
-        if request["op"] in ("round", "close"):
-            return {"round": timed_round, "close": close_trial}[request["op"]](request)
+        if request["op"] in ("round", "count", "close"):
+            return {"round": timed_round, "count": counted_runs, "close": close_trial}[request["op"]](request)
         solver = solvers.REGISTRY.get(request["solver"])
         if solver is None:
             return {"missing": f"no solver {request['solver']} in this version"}
@@ -260,7 +274,8 @@ class Worker:
     """Our end of one version's worker process, started with the variables the module's docstring names."""
 
     def __init__(self, version: Version, threads: int, preload: list[str] | None = None,
-                 affinity: tuple[int, ...] = (), import_cpu: int | None = None, framework: str | None = None):
+                 affinity: tuple[int, ...] = (), import_cpu: int | None = None, framework: str | None = None,
+                 counted: bool = False):
         self.version = version
         env = {key: value for key, value in os.environ.items()
                if key not in (SLOWDOWN_VARIABLE, cpus.AFFINITY_VARIABLE, IMPORT_CPU_VARIABLE, FRAMEWORK_VARIABLE)}
@@ -281,6 +296,12 @@ class Worker:
         self.preload, self.framework = preload, framework
         self.log = tempfile.TemporaryFile(mode="w+")
         command = [version.python, "-m", "perf.measure.worker", str(version.tree), *(preload or ())]
+        self.dumps = tempfile.TemporaryDirectory(prefix="fssgd-count-") if counted else None
+        if self.dumps:  # under callgrind (perf/measure/count.py)
+            dumps = Path(self.dumps.name) / "callgrind"
+            command = count.command(dumps) + command
+            env.update(count.COUNTED_ENVIRONMENT)
+            env[count.DUMPS_VARIABLE] = str(dumps)
         started = time.perf_counter()
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self.log, text=True)
@@ -318,6 +339,8 @@ class Worker:
             with contextlib.suppress(OSError):  # a request it never read: nothing to flush it to
                 stream.close()
         self.log.close()
+        if self.dumps:
+            self.dumps.cleanup()
         self.observed({"op": "exit"}, None, started)
 
 

@@ -30,10 +30,12 @@ class WorkerSet:
     """The `ask` and `close` of one Worker, over one worker process per framework: a request about a solver goes to its
     framework's process, started on first use; a round or close to the process holding the open trial. Each process
     imports its own solvers, and those in `alongside` (the timing reference). The processes of the solvers in `eager`
-    (default: every one's) start at once; pinned (affinity), each imports on the next CPU of import_cpus in turn."""
+    (default: every one's) start at once; pinned (affinity), each imports on the next CPU of import_cpus in turn;
+    counted, each runs under callgrind (perf/measure/count.py)."""
 
     def __init__(self, version, threads: int, solvers: list[str] | None = None, affinity: tuple[int, ...] = (),
-                 import_cpus: tuple[int, ...] = (), alongside: tuple[str, ...] = (), eager: list[str] | None = None):
+                 import_cpus: tuple[int, ...] = (), alongside: tuple[str, ...] = (), eager: list[str] | None = None,
+                 counted: bool = False):
         from solvers import REGISTRY
 
         self.version = version
@@ -41,7 +43,7 @@ class WorkerSet:
         for name in solvers or REGISTRY:
             self.solvers.setdefault(framework_of(name), []).append(name)
         self.alongside = alongside
-        self.new_worker = functools.partial(Worker, version, threads, affinity=affinity)
+        self.new_worker = functools.partial(Worker, version, threads, affinity=affinity, counted=counted)
         self.import_cpus = import_cpus
         self.processes: dict[str, Worker] = {}
         self.open_framework: str | None = None

@@ -33,6 +33,10 @@ class Row:
     device_name: str | None
     tensorflow: str | None
     steps_reduced_from: int | None
+    # COUNTED (--count): instructions a step over the counted processes, and × the timing reference's in the same
+    # processes, each their median between the lowest and the highest; None where the run did not count it.
+    instructions: Interval | None = None
+    instruction_ratio: Interval | None = None
 
     @property
     def is_timing_reference(self) -> bool:
@@ -77,8 +81,18 @@ def rows_of(benchmarks: list) -> tuple[list[Row], list[str]]:
         stats = benchmark.get("stats") or {}
         rows.append(Row(key, benchmark.get("name", "?"), study, per_step_us, ratio, tuple(ratios),
                         tuple(info.get("trial_processes") or ()), info["iterations"], stats.get("rounds"),
-                        stats.get("median"), reference_us, len(pool), info, **{name: info.get(name) for name in RECORDED}))
+                        stats.get("median"), reference_us, len(pool), info,
+                        **{name: info.get(name) for name in RECORDED}, **counted(info)))
     return rows, notes
+
+
+def counted(info: dict) -> dict:
+    """Row's instructions and instruction_ratio from extra_info["instructions"]; {} where the run did not count."""
+    found = info.get("instructions") or {}
+    if not found.get("per_step"):
+        return {}
+    ratios = [own / beside for own, beside in zip(found["per_step"], found["reference_per_step"], strict=True)]
+    return {"instructions": median_interval(found["per_step"]), "instruction_ratio": median_interval(ratios)}
 
 
 def reference_pools(entries) -> dict[int, list[float]]:

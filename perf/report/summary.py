@@ -45,6 +45,7 @@ def summary_lines(benchmarks: list[dict], setting: str, free_cpus: int = 0) -> l
              f"with its interval ({interval_caption(rows.values())})."]
     for device in sorted({key.device for key in rows}):
         lines += [""] + device_table(rows, device)
+        lines += counted_table(rows, device)
         lines += fewer_steps(rows, device)
         lines += decomposition(rows, device, free_cpus)
     return lines + trials_taken_lines(rows.values())
@@ -103,6 +104,35 @@ def device_table(rows: dict, device: str) -> list[str]:
                      "reference" if row and row.is_timing_reference else with_interval(row and row.ratio)]
         cells.append(line)
     return aligned(header, cells, numeric=range(1, len(header[0])))
+
+
+def counted_table(rows: dict, device: str) -> list[str]:
+    """Where the run counted (--count): per solver and size its instructions a step, × the timing reference's in
+    instructions (more work), and the time ratio over that (a slower rate: time an instruction, × the reference's)."""
+    counted = {key: row for key, row in rows.items() if key.device == device and row.instructions}
+    if not counted:
+        return []
+    sizes = sorted({key.n for key in counted})
+    order_n = analysis.question_n(rows, device)
+    solvers = sorted({key.solver for key in counted},
+                     key=lambda solver: getattr(rows.get((solver, device, order_n)), "per_step_us", float("inf")))
+    header = [["counted"] + [cell for n in sizes for cell in (f"n = {n:,}", "", "")],
+              ["solver"] + [name for _ in sizes for name in ("instructions/step", "× work", "× time/instruction")]]
+    cells = []
+    for solver in solvers:
+        line = [solver]
+        for n in sizes:
+            row = counted.get((solver, device, n))
+            reference = row and row.is_timing_reference
+            line += [with_interval(row and row.instructions), "reference" if reference else with_interval(
+                row and row.instruction_ratio), "reference" if reference else number(
+                row and row.ratio and row.ratio.value / row.instruction_ratio.value)]
+        cells.append(line)
+    caption = ("Counted under valgrind's callgrind (instructions: the same on every run; blind to waits, cache misses, "
+               "system calls and a GPU's work): × work is the instruction ratio to numpy_loop, the median over the "
+               "counted processes with their range; × time/instruction, the time ratio over it. Their product is the "
+               "time ratio.")
+    return ["", *aligned(header, cells, numeric=range(1, len(header[0]))), caption]
 
 
 def fewer_steps(rows: dict, device: str) -> list[str]:

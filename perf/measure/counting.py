@@ -1,0 +1,63 @@
+"""A run's counts: benchmarks counted under callgrind (perf/measure/count.py) in fresh counted worker sets, several
+at once, each counting every benchmark and, beside it, the timing reference at the same size in the same process."""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from perf.measure import TIMING_REFERENCE, Key, count
+from perf.measure.workers import WorkerSet
+
+# The counted processes a run takes (--count): a count repeats to a fraction of a percent between processes
+# (docs/measurement.md, "Counted: instructions a step"), so three give its median and show a process that strayed.
+COUNT_PROCESSES = 3
+
+
+@dataclass
+class Counted:
+    """A benchmark's instructions a step, one a counted process, and the timing reference's in the same processes;
+    failure: why a process gave none (the benchmark then has no count); settings: what the counts depend on
+    (count.settings(), and the CPU features valgrind presented)."""
+    per_step: list[float] = field(default_factory=list)
+    reference_per_step: list[float] = field(default_factory=list)
+    failure: str | None = None
+    settings: dict = field(default_factory=dict)
+
+
+def counted_process(version, threads: int, keys: list[Key]) -> dict[Key, dict | str]:
+    """{key: its counted trial (count.counted_trial), or why it gave none} of keys and the timing reference at their
+    sizes, in one fresh counted worker set."""
+    reference, device = TIMING_REFERENCE
+    wanted = list(dict.fromkeys([*keys, *(Key(reference, device, key.n) for key in keys)]))
+    workers = WorkerSet(version, threads, sorted({key.solver for key in wanted}), counted=True)
+    found = {}
+    try:
+        for key in wanted:
+            try:
+                found[key] = count.counted_trial(workers, key.solver, key.device, key.n)
+            except (count.CountFailed, count.NotCountable) as error:
+                found[key] = str(error)
+    finally:
+        workers.close()
+    return found
+
+
+def counted(version, threads: int, keys: list[Key], processes: int, at_once: int | None = None) -> dict[Key, Counted]:
+    """keys counted in processes fresh counted worker sets, at_once of them at a time (default: one a CPU: counts
+    need no quiet CPU, and valgrind runs one thread of a process at a time)."""
+    at_once = at_once or len(os.sched_getaffinity(0))
+    with ThreadPoolExecutor(max_workers=max(1, min(at_once, processes))) as pool:
+        each = list(pool.map(lambda _: counted_process(version, threads, keys), range(processes)))
+    reference, device = TIMING_REFERENCE
+    found = {}
+    for key in keys:
+        mine = found[key] = Counted()
+        for process in each:
+            own, beside = process[key], process[Key(reference, device, key.n)]
+            if isinstance(own, str) or isinstance(beside, str):
+                mine.failure = mine.failure or (own if isinstance(own, str) else beside)
+                continue
+            mine.per_step.append(own["per_step"])
+            mine.reference_per_step.append(beside["per_step"])
+            mine.settings = {**count.settings(), "cpu_features": own["cpu_features"]}
+    return found
