@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from perf.gate import stages
+from perf.gate import counted, stages
 from perf.gate.bisect import bisect_command
 from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.decide import command_line
@@ -27,7 +27,7 @@ from perf.gate.versions import GateError, GateUsageError, checked_out
 from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, threshold_argument
 from perf.judge import words
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
-from perf.measure import Key, cpus
+from perf.measure import Key, count, cpus
 from perf.measure.environment import cpu_model, threads_argument
 from perf.measure.profiles import PROFILES, seconds_argument
 from perf.measure.schedule import MAX_TRIALS
@@ -43,19 +43,22 @@ SIZES = sorted({n for profile in PROFILES.values() for n in profile.sizes})  # e
 
 
 def format_report(rows: list[Verdict], baseline, candidate, threshold: float, seed: int, confirmed: bool,
-                  last_line: str) -> str:
+                  last_line: str, counting: bool = False) -> str:
     """The gate's report as the terminal prints it: its rule in words, a line per benchmark, then last_line."""
     coverages = sorted({f"{row.coverage:.2%}" for row in rows if row.coverage})
+    per_pass = ("the log ratio of its instructions a step, counted under callgrind in a fresh process a version"
+                if counting else "the median log ratio of its paired rounds")
     lines = [f"gate: candidate {candidate.description} / baseline {baseline.description}; seed {seed}",
-             f"  per benchmark: the mean over passes (fresh processes each) of the median log ratio of its paired "
-             f"rounds, with its interval ({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
+             f"  per benchmark: the mean over passes (fresh processes each) of {per_pass}, with its interval "
+             f"({', '.join(coverages) or '-'}, Bonferroni over the benchmarks);",
              f"  {words.printed(words.REGRESSION)}: slower than 1 + {threshold:.0%}/2 with the interval above 1; "
              f"{words.printed(words.CLEAR)}: a {threshold:.0%} slowdown ruled out at {1 - RULED_OUT:.1%}. On identical "
              f"versions at most {FALSE_ALARM_RATE:.0%} of runs flag a benchmark"
              + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
              "  oneDNN: " + ", ".join(f"{version.label} {setting}"
                                       for version, setting in onednn_settings(baseline, candidate))
-             + f"; workers on {cpus.affinity_setting(gate_affinity())}"]
+             + (f"; counted on every CPU, {count.settings()['valgrind'] and 'valgrind ' + count.settings()['valgrind']}"
+                if counting else f"; workers on {cpus.affinity_setting(gate_affinity())}")]
     width = max((len(row.benchmark) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
                  f"{'steps × calls':>13}")
@@ -159,15 +162,20 @@ def main(argv=None) -> int:
     parser.add_argument("--benchmarks", metavar="NAMES",
                         help="exactly these benchmarks, comma-separated, as SOLVER-DEVICE-nN "
                              "(tf1_feed_dict-cpu-n1000), instead of --solvers, --devices and --sizes")
-    parser.add_argument("--budget", type=seconds_argument, default=stages.DEFAULT_BUDGET_S, metavar="SECONDS",
+    parser.add_argument("--budget", type=seconds_argument, metavar="SECONDS",
                         help=f"no screening pass starts after this, once each benchmark has had "
-                             f"{stages.MIN_PASSES}; the undecided get passes until then, up to {MAX_TRIALS} "
-                             f"(default: {stages.DEFAULT_BUDGET_S:.0f})")
+                             f"{stages.MIN_PASSES} ({counted.COUNTED_MIN_PASSES} counted); the undecided get passes "
+                             f"until then, up to {MAX_TRIALS} ({counted.COUNTED_MAX_PASSES}) "
+                             f"(default: {stages.DEFAULT_BUDGET_S:.0f}; {counted.COUNTED_BUDGET_S} counted)")
     parser.add_argument("--passes", type=int, help="exactly this many screening passes, none stopped early")
     parser.add_argument("--no-confirm", action="store_true", help="report the screen's verdicts as they are")
     parser.add_argument("--seed", type=int, help="replay a run's shuffles and orders (default: a new one, printed)")
-    parser.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD, metavar="PCT",
-                        help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%)")
+    parser.add_argument("--threshold", type=threshold_argument, metavar="PCT",
+                        help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%; "
+                             f"{counted.COUNTED_THRESHOLD:.0%}% counted)")
+    parser.add_argument("--count", action="store_true",
+                        help="judge instructions a step counted under valgrind's callgrind instead of time: both "
+                             "versions in fresh processes at once, on every CPU (CPU benchmarks only; docs/gate.md)")
     parser.add_argument("--threads", type=threads_argument, default=GATE_THREADS,
                         help=f"TensorFlow threads in both versions, 0 for TensorFlow's defaults "
                              f"(default: {GATE_THREADS})")
@@ -183,6 +191,10 @@ def main(argv=None) -> int:
     parser.add_argument("--candidate-slowdown", default="", metavar="SPEC",
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
     options = parser.parse_args(argv)  # --help first: it works wherever Python runs
+    if options.threshold is None:
+        options.threshold = counted.COUNTED_THRESHOLD if options.count else DEFAULT_THRESHOLD
+    if options.budget is None:
+        options.budget = counted.COUNTED_BUDGET_S if options.count else stages.DEFAULT_BUDGET_S
     try:
         cpus.allowed()  # the gate always pins its workers
         check_summary_targets(options.summary)  # before anything is timed
@@ -197,6 +209,14 @@ def main(argv=None) -> int:
         os.environ[cpus.AFFINITY_VARIABLE] = cpus.compact(options.cpu_affinity)
     if options.passes is not None and options.passes < 2:
         parser.error("--passes must be at least 2")
+    if options.count:
+        if reason := count.unavailable_reason():
+            parser.error(f"--count: cannot count here: {reason}")
+        if options.candidate_slowdown:
+            parser.error("--count with --candidate-slowdown: the slowdown stretches time, which a count does not "
+                         "measure; slow the candidate's code instead")
+        if "gpu" in (options.devices or "") or (options.benchmarks and "-gpu-" in options.benchmarks):
+            parser.error(f"--count with a GPU benchmark: {counted.NOT_COUNTED}")
     if options.benchmarks:
         only = listed_benchmarks(parser, options)
         solvers = list(dict.fromkeys(key.solver for key in only))
@@ -213,7 +233,9 @@ def main(argv=None) -> int:
              f"{', '.join(f'{n:,}' for n in profile.sizes)}")
     report.update(baseline=options.baseline, candidate=options.candidate, threshold=options.threshold, seed=seed,
                   asked=asked, cpu_affinity=cpus.affinity_setting(gate_affinity()), confirmed=not options.no_confirm,
-                  command=replaying(arguments, seed))
+                  command=replaying(arguments, seed), measure="instructions" if options.count else "time")
+    if options.count:
+        report["count"] = count.settings()
     try:
         with ExitStack() as stack:
             baseline = stack.enter_context(checked_out(options.baseline, "baseline"))
@@ -221,10 +243,18 @@ def main(argv=None) -> int:
             if options.candidate_slowdown:
                 candidate = candidate.with_env(**{SLOWDOWN_VARIABLE: options.candidate_slowdown})
             versions = [baseline, candidate]
-            screen = stages.screening(options.threshold, options.budget, options.passes)
-            outcomes = stages.screened(versions, options.threads, solvers, devices, profile, screen, seed, say, only)
+            if options.count:
+                screen = counted.screening(options.threshold, options.budget, options.passes)
+                outcomes = counted.screened(versions, options.threads, solvers, devices, profile, screen, seed, say,
+                                            only)
+            else:
+                screen = stages.screening(options.threshold, options.budget, options.passes)
+                outcomes = stages.screened(versions, options.threads, solvers, devices, profile, screen, seed, say,
+                                           only)
             rows = stages.verdicts(outcomes, candidate.label, screen)
-            if not options.no_confirm:
+            if not options.no_confirm and options.count:
+                rows = counted.confirmed(versions, options.threads, outcomes, rows, options.threshold, seed + 1, say)
+            elif not options.no_confirm:
                 rows = stages.confirmed(versions, options.threads, outcomes, rows, profile, options.threshold,
                                         seed + 1, say)
     except GateUsageError as error:
@@ -235,7 +265,8 @@ def main(argv=None) -> int:
         return ended({**report, "status": NOT_MEASURED, "ending": last_line}, options.summary)
     status, last_line = ending(rows, {outcome.key.name: outcome.key.device for outcome in outcomes}, devices,
                                options.allow_unavailable_devices)
-    print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line))
+    print(format_report(rows, baseline, candidate, options.threshold, seed, not options.no_confirm, last_line,
+                        options.count))
     # A failed gate between two commits: the command that finds which commit between them did it.
     # Not where the candidate is slowed on purpose: that slowdown is in no commit.
     if status == FAILED and not options.candidate_slowdown and (

@@ -165,6 +165,11 @@ def confirmed(versions: list, threads: int, outcomes: list[Outcome], rows: list[
     unconfirmed, it is reported as such and does not fail."""
     second = confirmation(versions, threads, flagged_keys(outcomes, rows), profile, confirming(threshold), seed,
                           progress)
+    return with_confirmation(rows, second)
+
+
+def with_confirmation(rows: list[Verdict], second: dict) -> list[Verdict]:
+    """rows, each flagged one measured again alone (second: benchmark name -> its verdict row) confirmed or not."""
     final = []
     for row in rows:
         if (check := second.get(row.benchmark)) is None:
