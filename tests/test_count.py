@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from perf.judge import words
 from perf.measure import count, counting
 from perf.measure.worker import ROOT, Version, Worker
 from perf.report.tables import number
@@ -178,3 +179,50 @@ def test_a_run_that_cannot_count_is_a_usage_error_before_anything_is_timed(run_p
     result = run_perf(*filter(None, [option]), "--solvers", "numpy_loop", "--devices", "cpu", "--count")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{said}*"])
+
+
+def counted_entry(solver, ratio, instructions_ratio, spread=0.002):
+    """A per-step benchmark with its trials and, over three counted processes, its instructions beside numpy_loop's."""
+    from helpers import benchmark_entry
+
+    entry = benchmark_entry(solver, "cpu", 1000, 100.0 * ratio, ratio=ratio, trials=7)
+    reference = [122_000.0, 122_500.0, 121_800.0]
+    entry["extra_info"]["instructions"] = {
+        "per_step": [beside * instructions_ratio * factor
+                     for beside, factor in zip(reference, (1 - spread, 1, 1 + spread))],
+        "reference_per_step": reference}
+    return entry
+
+
+def test_two_counted_runs_are_also_judged_on_instructions_at_the_counted_threshold_each_verdict_naming_its_measure():
+    from helpers import result_document
+
+    from perf.report import compare
+
+    then = result_document([counted_entry("tf1_feed_dict", 15.0, 6.3), counted_entry("tf1_callable", 1.7, 0.9)])
+    now = [counted_entry("tf1_feed_dict", 15.0, 6.3 * 1.03), counted_entry("tf1_callable", 1.7, 0.9)]
+    found = compare.comparison(then, "then.json", then["machine_info"]["fssgd"], now, 0.10)
+    verdicts = {(result.key.solver, result.measure): result.verdict for result in found.results}
+    # 3% more instructions: past the counted 1%, and far within time's spread of 5% a trial.
+    assert verdicts[("tf1_feed_dict", compare.INSTRUCTIONS)] == words.SLOWER
+    assert verdicts[("tf1_callable", compare.INSTRUCTIONS)] == words.UNCHANGED
+    assert {measure for _, measure in verdicts} == {compare.TIME, compare.INSTRUCTIONS}
+    assert [result.key.solver for result in found.slower] == ["tf1_feed_dict"]
+    text = "\n".join(found.lines)
+    assert "Both runs counted (--count)" in text and "threshold 1%" in text
+    assert "In time: " in text and "In instructions: 1 SLOWER, 1 UNCHANGED" in text
+    summary = compare.comparison_summary(0, [], [], [found], [])
+    assert "| benchmark | measure | then | now |" in summary and "| instructions |" in summary
+
+
+def test_a_run_without_counts_compares_as_before_with_no_measure_column():
+    from helpers import result_document
+
+    from perf.report import compare
+
+    then = result_document([counted_entry("tf1_feed_dict", 15.0, 6.3)])
+    del then["benchmarks"][0]["extra_info"]["instructions"]
+    found = compare.comparison(then, "then.json", then["machine_info"]["fssgd"],
+                               [counted_entry("tf1_feed_dict", 15.0, 6.3)], 0.10)
+    assert [result.measure for result in found.results] == [compare.TIME]
+    assert "measure" not in "\n".join(found.lines) and "In time" not in "\n".join(found.lines)

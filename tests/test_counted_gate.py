@@ -16,7 +16,7 @@ from perf.measure import count
 COUNTABLE = pytest.mark.skipif(bool(count.unavailable_reason()), reason=f"{count.unavailable_reason()}")
 
 # numpy_lean with a little more work every step, its answer the same: a real change of a few percent of a step.
-BUSIER_NUMPY_LEAN = '''"""The float64 arithmetic without the original's redundant passes, and a sum of 100 numbers every step."""
+BUSIER_NUMPY_LEAN = '''"""The float64 arithmetic without the original's redundant passes, and a sum every step."""
 
 from contextlib import contextmanager
 

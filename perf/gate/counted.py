@@ -13,13 +13,10 @@ from dataclasses import replace
 
 from perf.gate.interleave import Outcome, Unjudged, availability, benchmarks_of, listings, workers_running
 from perf.gate.stages import Stopping, flagged_keys, verdicts, with_confirmation
+from perf.judge.outcome import COUNTED_THRESHOLD
 from perf.judge.words import ERROR, SKIPPED
 from perf.measure import counting
 
-# A count repeats to a fraction of a percent between processes where time varies 4-7% (docs/results/counted/), so the
-# counted gate asks for a small change: 1%. REGRESSION then needs the mean over passes above 0.5% with its interval
-# above 1, by the timed gate's rule.
-COUNTED_THRESHOLD = 0.01
 # Each pass costs a TensorFlow import and every open benchmark's counts under valgrind, a minute or more: few passes
 # before any benchmark may stop, and a budget in proportion.
 COUNTED_MIN_PASSES = 3
@@ -29,6 +26,9 @@ CONFIRMATION_MIN_PASSES = 3
 CONFIRMATION_MAX_PASSES = 6
 CONFIRMATION_BUDGET_S = 300
 NOT_COUNTED = "a GPU's work is not instructions of the worker process: the counted gate counts CPU benchmarks alone"
+
+
+__all__ = ["COUNTED_THRESHOLD", "confirmed", "screened", "screening"]
 
 
 def screening(threshold: float, budget_s: float = COUNTED_BUDGET_S, passes: int | None = None) -> Stopping:

@@ -13,6 +13,9 @@ ALLOW_UNAVAILABLE = "--allow-unavailable-devices"
 
 # The slowdown a verdict must catch, the gate's and the comparison's alike.
 DEFAULT_THRESHOLD = 0.10
+# The same, where instructions are counted (--count): a count repeats to about a percent between processes where time
+# varies 4-7% (docs/measurement.md, "Counted: instructions a step"), so it can ask for a smaller change.
+COUNTED_THRESHOLD = 0.01
 
 
 class NotMeasured(Exception):

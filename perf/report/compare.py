@@ -4,7 +4,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
+from perf.judge.outcome import ALLOW_UNAVAILABLE, COUNTED_THRESHOLD, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED
 from perf.judge import words
 from perf.judge.rules import CHANGE_CONFIDENCE, change_verdict
 from perf.judge.statistics import Interval
@@ -13,6 +13,9 @@ from perf.measure.cpus import FREE, recorded_affinity
 from perf.measure.workers import EARLIER_WORKER_PROCESSES
 from perf.report.rows import Row, rows_of
 from perf.report.tables import markdown
+
+
+TIME, INSTRUCTIONS = "time", "instructions"  # the measures a verdict may be on
 
 
 @dataclass(frozen=True)
@@ -26,13 +29,17 @@ class Compared:
     # Decided by the gate under --decide (perf/gate/decide.py): its REGRESSION is significantly slower by more than
     # half the threshold, not surely by more than the threshold as the comparison's own SLOWER.
     by_gate: bool = False
+    measure: str = TIME  # what then and now are ratios of: TIME (trials) or INSTRUCTIONS (counted processes)
 
 
-def compared(key: Key, then: list[float], now: list[float], threshold: float = DEFAULT_THRESHOLD) -> Compared | None:
-    """The verdict on one benchmark's trial ratios in two runs; None for the reference or under two trials a side."""
+def compared(key: Key, then: list[float], now: list[float], threshold: float = DEFAULT_THRESHOLD,
+             measure: str = TIME) -> Compared | None:
+    """The verdict on one benchmark's ratios in two runs, its trials' (time) or its counted processes' (instructions);
+    None for the reference or under two a side."""
     if (key.solver, key.device) == TIMING_REFERENCE or len(then) < 2 or len(now) < 2:
         return None
-    return Compared(key, statistics.median(then), statistics.median(now), *change_verdict(then, now, threshold))
+    return Compared(key, statistics.median(then), statistics.median(now), *change_verdict(then, now, threshold),
+                    measure=measure)
 
 
 # As the terminal prints it, after pytest-benchmark's tables -------------------------------------------------------
@@ -111,10 +118,16 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
     then_by_key = {row.key: row for row in then_rows if not row.study}
     found = [(row.name, result) for row in now_rows if not row.study and row.key in then_by_key
              if (result := compared(row.key, then_by_key[row.key].trial_ratios, row.trial_ratios, threshold))]
+    counted = [(row.name, result) for row in now_rows if not row.study and row.key in then_by_key
+               if (result := compared(row.key, then_by_key[row.key].instruction_ratios, row.instruction_ratios,
+                                      COUNTED_THRESHOLD, INSTRUCTIONS))]
     lines = [f"Against {then_name}: per benchmark, × {TIMING_REFERENCE[0]} then and now (the median of the trials' "
              f"paired ratios) and the change, with its interval over both runs' trials "
              f"({min((result.change.coverage for _, result in found), default=CHANGE_CONFIDENCE):.1%}); threshold "
              f"{threshold:.0%}."]
+    if counted:
+        lines.append(f"Both runs counted (--count): the rows measured in {INSTRUCTIONS} judge × {TIMING_REFERENCE[0]} "
+                     f"in instructions a step, over both runs' counted processes; threshold {COUNTED_THRESHOLD:.0%}.")
     if line := environment_line(then_fssgd, now_fssgd):
         lines.append(line)
     lines += reference_moves(then_rows, now_rows, threshold)
@@ -126,23 +139,28 @@ def comparison(then_document: dict, then_name: str, now_fssgd: dict, now_benchma
         lines.append("Both runs ran free: trials on one CPU scatter less, so runs saved with --cpu-affinity 1 could "
                      "call smaller slowdowns (docs/usage.md, Comparing saved runs).")
     width, before = max(len(name) for name, _ in found), len(lines)
-    lines.append(f"{'benchmark':<{width}}  {'then':>9}  {'now':>9}  {'change':<24}  verdict")
-    for name, result in found:
+    measure = lambda text: f"{text:<12}  " if counted else ""  # noqa: E731  (a column only where both counted)
+    lines.append(f"{'benchmark':<{width}}  {measure('measure')}{'then':>9}  {'now':>9}  {'change':<24}  verdict")
+    for name, result in found + counted:
         change = f"{result.change.value:.3f} ({result.change.low:.3f} to {result.change.high:.3f})"
         verdict = words.printed(result.verdict)
         if result.detectable:
             verdict += f" (these runs could call a slowdown of {result.detectable - 1:.0%} or more)"
-        lines.append(f"{name:<{width}}  {result.then:>9.4g}  {result.now:>9.4g}  {change:<24}  {verdict}")
-    results, after = [result for _, result in found], len(lines)
-    undecided = [result for result in results if result.verdict == words.CANT_TELL]
+        lines.append(f"{name:<{width}}  {measure(result.measure)}{result.then:>9.4g}  {result.now:>9.4g}  "
+                     f"{change:<24}  {verdict}")
+    results, after = [result for _, result in found + counted], len(lines)
+    undecided = [result for result in results if result.verdict == words.CANT_TELL and result.measure == TIME]
     why_not, allowed = uncounted(then_fssgd, now_fssgd, results, devices, allow_unavailable)
     # A gate is minutes: it runs only where its verdicts would count.
     decision = decide(then_document, undecided, threshold) if decide and undecided and not why_not else None
     if decision:
         lines += decision.lines
         results = [decision.decided.get(result.key, result) for result in results]
-    lines.append(", ".join(f"{count} {words.printed(verdict)}" for verdict in words.COMPARISON_VERDICTS
-                           if (count := sum(result.verdict == verdict for result in results))))
+    for each in (TIME, INSTRUCTIONS)[:1 + bool(counted)]:
+        mine = [result for result in results if result.measure == each]
+        lines.append((f"In {each}: " if counted else "") + ", ".join(
+            f"{count} {words.printed(verdict)}" for verdict in words.COMPARISON_VERDICTS
+            if (count := sum(result.verdict == verdict for result in mine))))
     if undecided and not decision and gate_line:
         lines.append(gate_line(then_document, undecided, threshold))
     lines += allowed
@@ -208,8 +226,9 @@ def comparison_summary(status: int, failures: list[str], unmeasured: list[str], 
         before, after = found.lines[:first], found.lines[past:]
         lines += [line for note in before for line in (note, "")]  # a paragraph each, as the terminal's lines
         if found.results:
-            lines += markdown(["benchmark", "then", "now", "change (interval)", "verdict"], [
-                [f"`{result.key.name}`", f"{result.then:.4g}", f"{result.now:.4g}",
+            counted = any(result.measure == INSTRUCTIONS for result in found.results)
+            lines += markdown(["benchmark", *["measure"][:counted], "then", "now", "change (interval)", "verdict"], [
+                [f"`{result.key.name}`", *[result.measure][:counted], f"{result.then:.4g}", f"{result.now:.4g}",
                  f"{result.change.value:.3f} ({result.change.low:.3f} to {result.change.high:.3f})",
                  words.printed(result.verdict) + (" (the gate's)" if result.by_gate else "")]
                 for result in found.results])

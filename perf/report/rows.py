@@ -37,6 +37,7 @@ class Row:
     # processes, each their median between the lowest and the highest; None where the run did not count it.
     instructions: Interval | None = None
     instruction_ratio: Interval | None = None
+    instruction_ratios: tuple[float, ...] = ()  # per counted process, × the timing reference's count beside it
 
     @property
     def is_timing_reference(self) -> bool:
@@ -92,7 +93,8 @@ def counted(info: dict) -> dict:
     if not found.get("per_step"):
         return {}
     ratios = [own / beside for own, beside in zip(found["per_step"], found["reference_per_step"], strict=True)]
-    return {"instructions": median_interval(found["per_step"]), "instruction_ratio": median_interval(ratios)}
+    return {"instructions": median_interval(found["per_step"]), "instruction_ratio": median_interval(ratios),
+            "instruction_ratios": tuple(ratios)}
 
 
 def reference_pools(entries) -> dict[int, list[float]]:
