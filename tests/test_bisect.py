@@ -275,6 +275,10 @@ def test_a_failed_gate_between_two_commits_prints_the_bisect_of_its_regressions(
         "which commit: python -m perf.gate.bisect perf-baseline HEAD --benchmarks a-cpu-n1000,c-cpu-n1000 "
         "(docs/gate.md)")
     assert "--threshold 20%" in bisect.bisect_command("HEAD~5", "HEAD", rows, 0.20)
+    # A counted gate's bisect counts too, its threshold said only where it is not the counted default.
+    assert bisect.bisect_command("HEAD~5", "HEAD", rows, 0.01, counted=True).endswith(
+        "--benchmarks a-cpu-n1000,c-cpu-n1000 --count (docs/gate.md)")
+    assert "--count --threshold 10%" in bisect.bisect_command("HEAD~5", "HEAD", rows, 0.10, counted=True)
     # No line of commits to search: the working tree, an interpreter, a version with settings; nor without a regression.
     interpreter = tmp_path / "python"
     interpreter.write_text("")

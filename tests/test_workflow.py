@@ -120,14 +120,18 @@ def test_the_artifacts_keep_every_json_for_the_history():
 def test_the_bisect_runs_by_hand_alone_on_its_inputs_and_keeps_its_ending():
     flow = workflow()
     inputs = flow[True]["workflow_dispatch"]["inputs"]  # YAML 1.1 reads the key `on` as true
-    assert set(inputs) == {"good", "bad", "benchmarks"} and inputs["bad"]["default"] == "HEAD"
+    assert set(inputs) == {"good", "bad", "benchmarks", "count"} and inputs["bad"]["default"] == "HEAD"
+    assert inputs["count"] == {"description": inputs["count"]["description"], "type": "boolean", "default": False}
     bisect, bench = flow["jobs"]["bisect"], flow["jobs"]["bench"]
     assert bisect["if"] == "github.event_name == 'workflow_dispatch'"
     assert bench["if"] == "github.event_name != 'workflow_dispatch'"  # a dispatch is the bisect's alone
     [(_, command)] = [(name, command) for name, command in commands(bisect) if "perf.gate.bisect" in command]
     # The inputs reach the shell through the environment, never spliced into the script.
-    assert command.startswith('python -m perf.gate.bisect "$GOOD" "$BAD" --benchmarks "$BENCHMARKS"')
+    assert command.startswith('python -m perf.gate.bisect "$GOOD" "$BAD" --benchmarks "$BENCHMARKS" $MEASURE')
     [step] = [step for step in bisect["steps"] if step.get("name") == "bisect"]
     assert step["env"] == {"GOOD": "${{ inputs.good }}", "BAD": "${{ inputs.bad }}",
-                           "BENCHMARKS": "${{ inputs.benchmarks }}"}
+                           "BENCHMARKS": "${{ inputs.benchmarks }}", "MEASURE": "${{ inputs.count && '--count' || '' }}"}
+    # A counted search installs valgrind first, only then.
+    [valgrind] = [step for step in bisect["steps"] if step.get("name") == "valgrind"]
+    assert valgrind["if"] == "inputs.count" and "valgrind" in valgrind["run"]
     assert uploaded(bisect, "bisect") == ["bisect.json", "bisect.md"]

@@ -270,7 +270,7 @@ def main(argv=None) -> int:
     # A failed gate between two commits: the command that finds which commit between them did it.
     # Not where the candidate is slowed on purpose: that slowdown is in no commit.
     if status == FAILED and not options.candidate_slowdown and (
-            line := bisect_command(options.baseline, options.candidate, rows, options.threshold)):
+            line := bisect_command(options.baseline, options.candidate, rows, options.threshold, options.count)):
         print(line)
     report.update({
         "baseline": baseline.description, "candidate": candidate.description, "status": status, "ending": last_line,

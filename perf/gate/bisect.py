@@ -18,7 +18,8 @@ from pathlib import Path
 from perf.gate.decide import gate_process, gate_report
 from perf.gate.versions import GateError, git
 from perf.judge import words
-from perf.judge.outcome import DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED, threshold_argument
+from perf.judge.outcome import (COUNTED_THRESHOLD, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, PASSED,
+                                threshold_argument)
 from perf.step_summary import SummaryError, check_summary_targets, summarized
 
 # Exit statuses (docs/gate.md): FAILED (1) and PASSED (0) as the gate's, NOT_MEASURED (10) and a usage error (2) alike.
@@ -190,9 +191,10 @@ def searched(good: str, commits: list[str], run_step, say=print, subject=lambda 
     return ended(FOUND_EXIT, *lines)
 
 
-def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) -> str | None:
-    """The bisect that finds which commit made a failed gate's regressions, where both versions are two different
-    commits, a line to search; else None."""
+def bisect_command(baseline: str, candidate: str, rows: list, threshold: float,
+                   counted: bool = False) -> str | None:
+    """The bisect that finds which commit made a failed gate's regressions (counted where the gate counted), where
+    both versions are two different commits, a line to search; else None."""
     regressed = [row.benchmark for row in rows if row.verdict == words.REGRESSION]
     if not regressed or any(spec == "." or ":" in spec or Path(spec).is_file() for spec in (baseline, candidate)):
         return None
@@ -201,9 +203,14 @@ def bisect_command(baseline: str, candidate: str, rows: list, threshold: float) 
             return None
     except (GateError, OSError):
         return None
-    options = ["--benchmarks", ",".join(regressed)]
-    options += [] if threshold == DEFAULT_THRESHOLD else ["--threshold", f"{threshold:.0%}"]
+    options = ["--benchmarks", ",".join(regressed), *["--count"][:counted]]
+    options += [] if threshold == default_threshold(counted) else ["--threshold", f"{threshold:.0%}"]
     return f"{BISECT_HINT} python -m perf.gate.bisect {baseline} {candidate} {' '.join(options)} (docs/gate.md)"
+
+
+def default_threshold(counted: bool) -> float:
+    """The gate's threshold where none is given: its counted one where it counts (--count)."""
+    return COUNTED_THRESHOLD if counted else DEFAULT_THRESHOLD
 
 
 def git_parents(commit: str) -> list[str]:
@@ -253,8 +260,10 @@ def main(argv=None) -> int:
     parser.add_argument("--summary", type=Path, help="write the ending in Markdown there (and to $GITHUB_STEP_SUMMARY)")
     options, gate_options = parser.parse_known_args(argv)
     gate_threshold = argparse.ArgumentParser(prog=parser.prog, add_help=False)  # the gate's, passed on as it is
-    gate_threshold.add_argument("--threshold", type=threshold_argument, default=DEFAULT_THRESHOLD)
-    threshold = gate_threshold.parse_known_args(gate_options)[0].threshold
+    gate_threshold.add_argument("--threshold", type=threshold_argument)
+    gate_threshold.add_argument("--count", action="store_true")
+    asked = gate_threshold.parse_known_args(gate_options)[0]
+    threshold = default_threshold(asked.count) if asked.threshold is None else asked.threshold
     try:
         check_summary_targets(options.summary)
         good, commits = first_parent_line(options.good, options.bad)
