@@ -152,12 +152,19 @@ def cpu_features() -> list[str]:
     return sorted(name for name, present in __cpu_features__.items() if present)
 
 
-def steps_counted(n: int) -> tuple[int, int]:
-    """The two step counts a counted trial runs at size n: their difference's instructions a step leave out what a run
-    costs once (its call, its fetch of the answer); fewer steps where each is bigger, as a count is ~50x slower than
-    running (200 and 400 at n = 1,000; 10 and 20 from n = 20,000)."""
-    few = max(10, min(200, 200_000 // n))
+def steps_counted(probe_instructions: int) -> tuple[int, int]:
+    """The two step counts a counted trial runs, from a count of PROBE_STEPS: about COUNT_INSTRUCTIONS in the fewer,
+    from PROBE_STEPS to MOST_STEPS (numpy_loop 200 at n = 1,000, tf1_feed_dict 32, tf2_eager 2), and twice that."""
+    few = int(COUNT_INSTRUCTIONS * PROBE_STEPS / max(1, probe_instructions))
+    few = max(PROBE_STEPS, min(MOST_STEPS, few))
     return few, 2 * few
+
+
+# A count of about this many instructions in the fewer steps: a count runs ~50x slower than the code, and a step's
+# instructions differ 70-fold between solvers (a tf2_eager step against a numpy_loop one at n = 1,000), so the steps
+# are sized by a probe count of PROBE_STEPS, from PROBE_STEPS to MOST_STEPS.
+COUNT_INSTRUCTIONS = 25_000_000
+PROBE_STEPS, MOST_STEPS = 2, 200
 
 
 class CountFailed(RuntimeError):
@@ -171,25 +178,28 @@ def instructions_a_step(counts: list) -> float:
 
 
 def counted_trial(worker, solver: str, device: str, n: int, steps: tuple[int, int] | None = None) -> dict:
-    """One counted trial of solver at n in a counted worker (its ask): a fresh setup, each count warmed up, then
-    counted, its answer checked on close. {"per_step", "counts", "cpu_features", "setup_s"};
-    NotCountable for a GPU, CountFailed where the worker answered an error."""
+    """One counted trial of solver at n in a counted worker (its ask): a fresh setup; a count of PROBE_STEPS that sizes
+    the two counts (steps_counted), unless steps gives them; each count warmed up, then counted; the answer checked on
+    close. {"per_step", "counts", "cpu_features", "setup_s"}; NotCountable for a GPU, CountFailed where the worker
+    answered an error or stopped."""
     if device != "cpu":
         raise NotCountable(f"{solver} on {device}: a {device}'s work is not instructions of this process, so only "
                            f"CPU benchmarks are counted")
-    few, many = steps or steps_counted(n)
-    requests = [{"op": "open", "solver": solver, "device": device, "n": n, "steps": many, "calls": 1,
-                 "warm_up": False}, {"op": "count", "steps": [few, many]}, {"op": "close"}]
-    replies = []
-    try:
-        for request in requests:
-            replies.append(worker.ask(request))
-            if "error" in replies[-1] or "missing" in replies[-1]:
-                break
-    except RuntimeError as error:  # the worker's process ended: killed, or valgrind stopped it
-        raise CountFailed(f"{solver}-{device}-n{n}: {error}") from None
-    for reply in replies:
+
+    def asked(request: dict) -> dict:
+        try:
+            reply = worker.ask(request)
+        except RuntimeError as error:  # the worker's process ended: killed, or valgrind stopped it
+            raise CountFailed(f"{solver}-{device}-n{n}: {error}") from None
         if why := reply.get("error") or reply.get("missing"):
             raise CountFailed(f"{solver}-{device}-n{n}: {why}")
-    return {"per_step": instructions_a_step(replies[1]["counts"]), "counts": replies[1]["counts"],
-            "cpu_features": replies[1]["cpu_features"], "setup_s": replies[0]["setup_s"]}
+        return reply
+
+    opened = asked({"op": "open", "solver": solver, "device": device, "n": n, "steps": 2 * MOST_STEPS, "calls": 1,
+                    "warm_up": False})
+    if steps is None:
+        steps = steps_counted(asked({"op": "count", "steps": [PROBE_STEPS]})["counts"][0][1])
+    counted = asked({"op": "count", "steps": list(steps)})
+    asked({"op": "close"})
+    return {"per_step": instructions_a_step(counted["counts"]), "counts": counted["counts"],
+            "cpu_features": counted["cpu_features"], "setup_s": opened["setup_s"]}

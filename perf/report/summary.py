@@ -110,8 +110,11 @@ def counted_table(rows: dict, device: str) -> list[str]:
     """Where the run counted (--count): per solver and size its instructions a step, × the timing reference's in
     instructions (more work), and the time ratio over that (a slower rate: time an instruction, × the reference's)."""
     counted = {key: row for key, row in rows.items() if key.device == device and row.instructions}
+    failed = [f"{key.name} ({why})" for key, row in sorted(rows.items())
+              if key.device == device and (why := (row.info.get("instructions") or {}).get("not_counted"))]
+    failed_line = [f"Not counted: {'; '.join(failed)}."] if failed else []
     if not counted:
-        return []
+        return ["", *failed_line] if failed else []
     sizes = sorted({key.n for key in counted})
     order_n = analysis.question_n(rows, device)
     solvers = sorted({key.solver for key in counted},
@@ -132,7 +135,7 @@ def counted_table(rows: dict, device: str) -> list[str]:
                "system calls and a GPU's work): × work is the instruction ratio to numpy_loop, the median over the "
                "counted processes with their range; × time/instruction, the time ratio over it. Their product is the "
                "time ratio.")
-    return ["", *aligned(header, cells, numeric=range(1, len(header[0]))), caption]
+    return ["", *aligned(header, cells, numeric=range(1, len(header[0]))), caption, *failed_line]
 
 
 def fewer_steps(rows: dict, device: str) -> list[str]:

@@ -69,7 +69,7 @@ def main(argv=None) -> int:
               f"{time.perf_counter() - began:.0f} s, valgrind {settings['valgrind']}, TensorFlow's threads "
               f"{options.threads or 'its own'}. Instructions a step counted under callgrind in "
               f"{options.processes} fresh processes a benchmark, each the difference of two step counts "
-              f"(perf.measure.count.steps_counted) over the steps between them.")
+              f"(sized by a probe count: perf.measure.count.steps_counted) over the steps between them.")
     text = "\n".join([header, "", *table(found)])
     print(text)
     if options.out:
