@@ -3,9 +3,10 @@
 import json
 import os
 import signal
-import subprocess
 import statistics
+import subprocess
 import sys
+from contextlib import contextmanager
 
 import pytest
 
@@ -78,14 +79,19 @@ def test_outside_valgrind_the_client_requests_answer_nothing_and_no_counter_star
         count.Counter(str(tmp_path / "callgrind"))
 
 
-@pytest.mark.e2e
-def test_a_worker_that_is_not_counted_refuses_to_count():
-    worker = Worker(THIS_TREE, threads=1, preload=["numpy_loop"])
+@contextmanager
+def numpy_worker(counted: bool):
+    worker = Worker(THIS_TREE, threads=1, preload=["numpy_loop"], counted=counted)
     try:
-        with pytest.raises(count.CountFailed, match="only a counted worker counts"):
-            count.counted_trial(worker, "numpy_loop", "cpu", 100, steps=(2, 4))
+        yield worker
     finally:
         worker.close()
+
+
+@pytest.mark.e2e
+def test_a_worker_that_is_not_counted_refuses_to_count():
+    with numpy_worker(counted=False) as worker, pytest.raises(count.CountFailed, match="only a counted worker counts"):
+        count.counted_trial(worker, "numpy_loop", "cpu", 100, steps=(2, 4))
 
 
 @COUNTABLE
@@ -93,11 +99,8 @@ def test_a_worker_that_is_not_counted_refuses_to_count():
 def test_numpy_loops_step_counts_the_same_in_two_processes_and_its_answer_is_checked():
     found = []
     for _ in range(2):
-        worker = Worker(THIS_TREE, threads=1, preload=["numpy_loop"], counted=True)
-        try:
+        with numpy_worker(counted=True) as worker:
             found.append(count.counted_trial(worker, "numpy_loop", "cpu", 100, steps=(5, 10)))
-        finally:
-            worker.close()
     assert found[0]["per_step"] == found[1]["per_step"] > 0
     assert found[0]["counts"][1][1] > found[0]["counts"][0][1]
     assert "SSE2" in found[0]["cpu_features"]
@@ -106,15 +109,12 @@ def test_numpy_loops_step_counts_the_same_in_two_processes_and_its_answer_is_che
 @COUNTABLE
 @pytest.mark.e2e
 def test_a_counted_worker_killed_mid_trial_fails_the_count_with_its_end():
-    worker = Worker(THIS_TREE, threads=1, preload=["numpy_loop"], counted=True)
-    try:
+    with numpy_worker(counted=True) as worker:
         worker.ask({"op": "open", "solver": "numpy_loop", "device": "cpu", "n": 100, "steps": 10, "calls": 1,
                     "warm_up": False})
         os.kill(worker.process.pid, signal.SIGKILL)
         with pytest.raises(count.CountFailed, match="stopped"):
             count.counted_trial(worker, "numpy_loop", "cpu", 100, steps=(5, 10))
-    finally:
-        worker.close()
 
 
 @COUNTABLE
