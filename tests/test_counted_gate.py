@@ -10,6 +10,7 @@ import pytest
 from helpers import ROOT
 
 from perf.gate import counted
+from perf.judge.outcome import COUNTED_THRESHOLD
 from perf.judge import words
 from perf.measure import count
 
@@ -76,7 +77,7 @@ def test_a_real_change_of_a_few_percent_of_a_step_is_a_regression_and_identical_
     # Untouched, its count moves only with the memory layout, which each pass draws anew (counting.LAYOUTS).
     assert rows["numpy_loop-cpu-n1000"]["verdict"] in (words.CLEAR, words.INCONCLUSIVE)
     assert abs(rows["numpy_loop-cpu-n1000"]["ratio"] - 1) < 0.01
-    assert report["measure"] == "instructions" and report["threshold"] == counted.COUNTED_THRESHOLD
+    assert report["measure"] == "instructions" and report["threshold"] == COUNTED_THRESHOLD
     assert report["count"]["valgrind"] and "counted on every CPU" in done.stdout
     assert "the log ratio of its instructions a step" in done.stdout
 
@@ -99,7 +100,7 @@ def test_without_valgrind_a_counted_gate_is_a_usage_error_that_says_so(tmp_path)
 
 
 def test_a_counted_screen_takes_its_own_passes_and_threshold():
-    screen = counted.screening(counted.COUNTED_THRESHOLD)
+    screen = counted.screening(COUNTED_THRESHOLD)
     assert (screen.min_passes, screen.max_passes, screen.budget_s) == (
         counted.COUNTED_MIN_PASSES, counted.COUNTED_MAX_PASSES, counted.COUNTED_BUDGET_S)
     assert counted.screening(0.01, passes=4).min_passes == counted.screening(0.01, passes=4).max_passes == 4

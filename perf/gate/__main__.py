@@ -24,7 +24,8 @@ from perf.gate.interleave import GATE_THREADS, gate_affinity
 from perf.gate.decide import command_line
 from perf.gate.ending import USAGE_ERROR, ending, gate_summary, onednn_settings
 from perf.gate.versions import GateError, GateUsageError, checked_out
-from perf.judge.outcome import ALLOW_UNAVAILABLE, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED, threshold_argument
+from perf.judge.outcome import (ALLOW_UNAVAILABLE, COUNTED_THRESHOLD, DEFAULT_THRESHOLD, FAILED, NOT_MEASURED,
+                                threshold_argument)
 from perf.judge import words
 from perf.judge.rules import FALSE_ALARM_RATE, RULED_OUT, Verdict
 from perf.measure import Key, count, cpus
@@ -172,7 +173,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, help="replay a run's shuffles and orders (default: a new one, printed)")
     parser.add_argument("--threshold", type=threshold_argument, metavar="PCT",
                         help=f"the slowdown the gate must catch, e.g. 10%% (default: {DEFAULT_THRESHOLD:.0%}%; "
-                             f"{counted.COUNTED_THRESHOLD:.0%}% counted)")
+                             f"{COUNTED_THRESHOLD:.0%}% counted)")
     parser.add_argument("--count", action="store_true",
                         help="judge instructions a step counted under valgrind's callgrind instead of time: both "
                              "versions in fresh processes at once, on every CPU (CPU benchmarks only; docs/gate.md)")
@@ -192,7 +193,7 @@ def main(argv=None) -> int:
                         help=f"test tooling: {SLOWDOWN_VARIABLE} for the candidate only, e.g. '*=1.25'")
     options = parser.parse_args(argv)  # --help first: it works wherever Python runs
     if options.threshold is None:
-        options.threshold = counted.COUNTED_THRESHOLD if options.count else DEFAULT_THRESHOLD
+        options.threshold = COUNTED_THRESHOLD if options.count else DEFAULT_THRESHOLD
     if options.budget is None:
         options.budget = counted.COUNTED_BUDGET_S if options.count else stages.DEFAULT_BUDGET_S
     try:

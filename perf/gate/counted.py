@@ -9,11 +9,8 @@ flag in fresh passes; what differs is the measure, the threshold and the passes 
 import math
 import random
 import time
-from dataclasses import replace
-
 from perf.gate.interleave import Outcome, Unjudged, availability, benchmarks_of, listings, workers_running
-from perf.gate.stages import Stopping, flagged_keys, verdicts, with_confirmation
-from perf.judge.outcome import COUNTED_THRESHOLD
+from perf.gate.stages import Stopping, fixed, flagged_keys, verdicts, with_confirmation
 from perf.judge.words import ERROR, SKIPPED
 from perf.measure import counting
 
@@ -28,12 +25,9 @@ CONFIRMATION_BUDGET_S = 300
 NOT_COUNTED = "a GPU's work is not instructions of the worker process: the counted gate counts CPU benchmarks alone"
 
 
-__all__ = ["COUNTED_THRESHOLD", "confirmed", "screened", "screening"]
-
-
 def screening(threshold: float, budget_s: float = COUNTED_BUDGET_S, passes: int | None = None) -> Stopping:
     stopping = Stopping(threshold, COUNTED_MIN_PASSES, COUNTED_MAX_PASSES, budget_s)
-    return replace(stopping, min_passes=passes, max_passes=passes) if passes else stopping
+    return fixed(stopping, passes) if passes else stopping
 
 
 def confirming(threshold: float) -> Stopping:
