@@ -58,8 +58,8 @@ def format_report(rows: list[Verdict], baseline, candidate, threshold: float, se
              + (f", and {FALSE_ALARM_RATE ** 2:.2%} fail after confirmation" if confirmed else ""),
              "  oneDNN: " + ", ".join(f"{version.label} {setting}"
                                       for version, setting in onednn_settings(baseline, candidate))
-             + (f"; counted on every CPU, {count.settings()['valgrind'] and 'valgrind ' + count.settings()['valgrind']}"
-                if counting else f"; workers on {cpus.affinity_setting(gate_affinity())}")]
+             + (f"; counted on every CPU, valgrind {count.settings()['valgrind']}" if counting
+                else f"; workers on {cpus.affinity_setting(gate_affinity())}")]
     width = max((len(row.benchmark) for row in rows), default=10)
     lines.append(f"  {'benchmark':<{width}}  {'verdict':<12} {'ratio':>7}  {'interval':<17} {'passes':>6}  "
                  f"{'steps × calls':>13}")
@@ -216,8 +216,6 @@ def main(argv=None) -> int:
         if options.candidate_slowdown:
             parser.error("--count with --candidate-slowdown: the slowdown stretches time, which a count does not "
                          "measure; slow the candidate's code instead")
-        if "gpu" in (options.devices or "") or (options.benchmarks and "-gpu-" in options.benchmarks):
-            parser.error(f"--count with a GPU benchmark: {counted.NOT_COUNTED}")
     if options.benchmarks:
         only = listed_benchmarks(parser, options)
         solvers = list(dict.fromkeys(key.solver for key in only))
@@ -226,6 +224,8 @@ def main(argv=None) -> int:
     else:
         only, solvers = None, options.solvers.split(",") if options.solvers else None
         devices, profile = listed_devices(parser, options.devices or "cpu"), sized_profile(parser, options.sizes)
+    if options.count and "gpu" in devices:
+        parser.error(f"--count with a GPU benchmark: {counted.NOT_COUNTED}")
     seed = random.SystemRandom().randrange(2**32) if options.seed is None else options.seed
     say = lambda text: print(f"gate: {text}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"seed {seed} (--seed {seed} replays it)")

@@ -9,6 +9,7 @@ flag in fresh passes; what differs is the measure, the threshold and the passes 
 import math
 import random
 import time
+
 from perf.gate.interleave import Outcome, Unjudged, availability, benchmarks_of, listings, workers_running
 from perf.gate.stages import Stopping, fixed, flagged_keys, verdicts, with_confirmation
 from perf.judge.words import ERROR, SKIPPED

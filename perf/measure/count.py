@@ -7,7 +7,6 @@ Only the standard library: the worker (perf/measure/worker.py) imports this befo
 
 import ctypes
 import mmap
-import os
 import platform
 import re
 import shutil
@@ -152,19 +151,19 @@ def cpu_features() -> list[str]:
     return sorted(name for name, present in __cpu_features__.items() if present)
 
 
-def steps_counted(probe_instructions: int) -> tuple[int, int]:
-    """The two step counts a counted trial runs, from a count of PROBE_STEPS: about COUNT_INSTRUCTIONS in the fewer,
-    from PROBE_STEPS to MOST_STEPS (numpy_loop 200 at n = 1,000, tf1_feed_dict 32, tf2_eager 2), and twice that."""
-    few = int(COUNT_INSTRUCTIONS * PROBE_STEPS / max(1, probe_instructions))
-    few = max(PROBE_STEPS, min(MOST_STEPS, few))
-    return few, 2 * few
-
-
 # A count of about this many instructions in the fewer steps: a count runs ~50x slower than the code, and a step's
 # instructions differ 70-fold between solvers (a tf2_eager step against a numpy_loop one at n = 1,000), so the steps
 # are sized by a probe count of PROBE_STEPS, from PROBE_STEPS to MOST_STEPS.
 COUNT_INSTRUCTIONS = 25_000_000
 PROBE_STEPS, MOST_STEPS = 2, 200
+
+
+def steps_counted(probe_instructions: int) -> tuple[int, int]:
+    """The two step counts a counted trial runs, from a count of PROBE_STEPS: about COUNT_INSTRUCTIONS in the fewer,
+    from PROBE_STEPS to MOST_STEPS (numpy_loop 200 at n = 1,000, tf1_feed_dict 19, tf2_eager 2), and twice that."""
+    few = int(COUNT_INSTRUCTIONS * PROBE_STEPS / max(1, probe_instructions))
+    few = max(PROBE_STEPS, min(MOST_STEPS, few))
+    return few, 2 * few
 
 
 class CountFailed(RuntimeError):

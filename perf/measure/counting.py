@@ -58,7 +58,7 @@ def counted(version, threads: int, keys: list[Key], processes: int, at_once: int
     wanted = list(dict.fromkeys([*keys, *(Key(reference, device, key.n) for key in keys)]))
     layouts = random.Random().sample(range(LAYOUTS), processes)
     each = counted_processes([(version, wanted, layout) for layout in layouts], threads, at_once)
-    found = {}
+    settings, found = count.settings(), {}
     for key in keys:
         mine = found[key] = Counted()
         for process in each:
@@ -68,7 +68,7 @@ def counted(version, threads: int, keys: list[Key], processes: int, at_once: int
                 continue
             mine.per_step.append(own["per_step"])
             mine.reference_per_step.append(beside["per_step"])
-            mine.settings = {**count.settings(), "cpu_features": own["cpu_features"]}
+            mine.settings = {**settings, "cpu_features": own["cpu_features"]}
     return found
 
 
